@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT
+/*
+ * efadv queries. Every struct is extensible: a field is written only when the caller's
+ * inlen reaches past its offset, exactly as rdma-core's libefa decides, so binaries
+ * built against older or newer efadv.h get what they expect.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../verbs/sefa.h"
+#include "efadv_impl.h"
+
+uint32_t sefa_efa_device_caps(void)
+{
+	/* Capabilities appear here only once they work end to end. */
+	return EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID;
+}
+
+SEFA_EXPORT int sefa_efadv_query_device(struct ibv_context *ibvctx, struct efadv_device_attr *attr,
+                                        uint32_t inlen)
+{
+	const struct sefa_limits *lim = sefa_lim();
+
+	if (!sefa_is_our_context(ibvctx))
+		return EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_device_attr, inline_buf_size, inlen))
+		return EINVAL;
+	memset(attr, 0, inlen);
+	attr->max_sq_wr = lim->max_sq_wr;
+	attr->max_rq_wr = lim->max_rq_wr;
+	attr->max_sq_sge = (uint16_t)lim->max_sq_sge;
+	attr->max_rq_sge = (uint16_t)lim->max_rq_sge;
+	attr->inline_buf_size = (uint16_t)lim->inline_buf_size;
+	if (FIELD_AVAIL(struct efadv_device_attr, inline_buf_size_ex, inlen))
+		attr->inline_buf_size_ex = (uint16_t)lim->inline_buf_size_ex;
+	if (FIELD_AVAIL(struct efadv_device_attr, device_caps, inlen))
+		attr->device_caps =
+		    sefa_efa_device_caps() & ~(uint32_t)(EFADV_DEVICE_ATTR_CAPS_RDMA_READ |
+		                                         EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE);
+	if (FIELD_AVAIL(struct efadv_device_attr, max_rdma_size, inlen)) {
+		attr->max_rdma_size = lim->max_rdma_size;
+		/* The RDMA capability bits ride with max_rdma_size, as in libefa. */
+		attr->device_caps |= sefa_efa_device_caps() & (EFADV_DEVICE_ATTR_CAPS_RDMA_READ |
+		                                               EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE);
+	}
+	attr->comp_mask = 0;
+	return 0;
+}
+
+SEFA_EXPORT int sefa_efadv_query_ah(struct ibv_ah *ibvah, struct efadv_ah_attr *attr,
+                                    uint32_t inlen)
+{
+	if (!ibvah || !sefa_is_our_context(ibvah->context))
+		return EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_ah_attr, ahn, inlen))
+		return EINVAL;
+	memset(attr, 0, inlen);
+	attr->ahn = to_sah(ibvah)->peer->ahn;
+	attr->comp_mask = 0;
+	return 0;
+}
+
+/*
+ * Interconnect IDs say which of a real NIC's PCIe links serve a region; a software
+ * device has none to report, so every validity bit stays clear.
+ */
+SEFA_EXPORT int sefa_efadv_query_mr(struct ibv_mr *ibvmr, struct efadv_mr_attr *attr,
+                                    uint32_t inlen)
+{
+	if (!ibvmr || !sefa_is_our_context(ibvmr->context))
+		return EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_mr_attr, rdma_recv_ic_id, inlen))
+		return EINVAL;
+	memset(attr, 0, inlen);
+	return 0;
+}
+
+/* These expose hardware rings to user-space data paths; there are none here. */
+SEFA_EXPORT int sefa_efadv_query_qp_wqs(struct ibv_qp *ibvqp, struct efadv_wq_attr *sq_attr,
+                                        struct efadv_wq_attr *rq_attr, uint32_t inlen)
+{
+	(void)ibvqp;
+	(void)sq_attr;
+	(void)rq_attr;
+	(void)inlen;
+	return EOPNOTSUPP;
+}
+
+SEFA_EXPORT int sefa_efadv_query_cq(struct ibv_cq *ibvcq, struct efadv_cq_attr *attr,
+                                    uint32_t inlen)
+{
+	(void)ibvcq;
+	(void)attr;
+	(void)inlen;
+	return EOPNOTSUPP;
+}
+
+SEFA_EXPORT int sefa_efadv_get_max_sq_depth(struct ibv_context *ibvctx,
+                                            struct efadv_sq_depth_attr *attr, uint32_t inlen)
+{
+	const struct sefa_limits *lim = sefa_lim();
+	struct efadv_sq_depth_attr a = {0};
+
+	if (!sefa_is_our_context(ibvctx))
+		return -EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_sq_depth_attr, max_inline_data, inlen))
+		return -EINVAL;
+	if (inlen > sizeof(a) && !tail_clear(attr, sizeof(a), inlen))
+		return -EINVAL;
+	memcpy(&a, attr, inlen < sizeof(a) ? inlen : sizeof(a));
+	if (a.comp_mask || (a.flags & ~(uint32_t)EFADV_SQ_DEPTH_ATTR_INLINE_WRITE))
+		return -EINVAL;
+	if ((a.flags & EFADV_SQ_DEPTH_ATTR_INLINE_WRITE) &&
+	    !(sefa_efa_device_caps() & EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE))
+		return -EOPNOTSUPP;
+	if (a.max_send_sge > lim->max_sq_sge || a.max_rdma_sge > 1 ||
+	    a.max_inline_data > lim->inline_buf_size_ex)
+		return -EINVAL;
+	return (int)lim->max_sq_wr;
+}
+
+SEFA_EXPORT int sefa_efadv_get_max_rq_depth(struct ibv_context *ibvctx,
+                                            struct efadv_rq_depth_attr *attr, uint32_t inlen)
+{
+	const struct sefa_limits *lim = sefa_lim();
+	struct efadv_rq_depth_attr a = {0};
+
+	if (!sefa_is_our_context(ibvctx))
+		return -EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_rq_depth_attr, max_recv_sge, inlen))
+		return -EINVAL;
+	if (inlen > sizeof(a) && !tail_clear(attr, sizeof(a), inlen))
+		return -EINVAL;
+	memcpy(&a, attr, inlen < sizeof(a) ? inlen : sizeof(a));
+	if (a.comp_mask || a.max_recv_sge > lim->max_rq_sge)
+		return -EINVAL;
+	return (int)(lim->max_rq_wr / (a.max_recv_sge ? a.max_recv_sge : 1));
+}

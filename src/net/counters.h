@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-engine counters, the software twin of a NIC's hw_counters. They live in a small
+ * shared-memory file under $SOFTEFA_RUN_DIR/stats so `softefa stats` can read them from
+ * outside the process while it runs; updates are plain stores under the engine lock.
+ */
+#ifndef SOFTEFA_NET_COUNTERS_H
+#define SOFTEFA_NET_COUNTERS_H
+
+#include <stdint.h>
+
+/* X-macro: name, description. Order is the file's ABI; append only. */
+#define NET_COUNTERS(X)                                                                       \
+	X(tx_pkts, "datagrams sent")                                                          \
+	X(tx_bytes, "bytes sent, headers included")                                           \
+	X(tx_drops, "datagrams the kernel refused to send")                                   \
+	X(rx_pkts, "datagrams received")                                                      \
+	X(rx_bytes, "bytes received, headers included")                                       \
+	X(rx_malformed, "datagrams dropped: truncated, foreign or badly formed")              \
+	X(rx_bad_version, "datagrams dropped: softefa packets of another wire version")       \
+	X(rx_unknown_qpn, "datagrams dropped: no QP with the destination number")             \
+	X(rx_bad_qkey, "datagrams dropped: qkey differs from the destination QP's")           \
+	X(rx_bad_state, "datagrams dropped: destination QP not ready to receive")             \
+	X(rx_wrong_type, "datagrams dropped: packet type does not match the QP type")         \
+	X(ud_rx_no_wqe, "UD messages dropped: no receive posted")                             \
+	X(rx_len_err, "messages larger than the posted receive buffer")                       \
+	X(send_wrs, "send work requests posted")                                              \
+	X(recv_wrs, "receive work requests completed")                                        \
+	X(cq_grown, "times a completion queue grew past its size instead of losing an entry") \
+	X(progress_wakeups, "progress thread wake-ups")                                       \
+	X(progress_rx_batches, "receive batches run by the progress thread")                  \
+	X(inline_rx_batches, "receive batches run inside application calls")
+
+struct net_counters {
+#define NET_COUNTER_FIELD(name, desc) uint64_t name;
+	NET_COUNTERS(NET_COUNTER_FIELD)
+#undef NET_COUNTER_FIELD
+};
+
+#define NET_STATS_MAGIC   0x5efa57a7u
+#define NET_STATS_VERSION 1u
+
+/* Layout of a stats file: a header, then struct net_counters. */
+struct net_stats_file {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t pid;
+	uint32_t dev_index;
+	uint8_t gid[16];
+	uint32_t ncounters;
+	uint32_t reserved;
+	struct net_counters c;
+};
+
+extern const char *const net_counter_names[];
+extern const char *const net_counter_descs[];
+extern const unsigned net_counter_count;
+
+#endif

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The I/O engine: one per process and device, shared by every context opened on that
+ * device. It owns the UDP sockets (one per path, on consecutive source ports), the
+ * table of local endpoints (QPs) by number, the table of remote peers (AHs), the
+ * progress thread, and the one lock that serialises the data path.
+ *
+ * Lock order: engine lock -> CQ lock -> channel lock. Functions marked "locked" must
+ * be called with the engine lock held.
+ */
+#ifndef SOFTEFA_NET_ENGINE_H
+#define SOFTEFA_NET_ENGINE_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../srd/wire.h"
+#include "addr.h"
+#include "counters.h"
+
+#define NET_AHN_UNKNOWN 0xffffu
+#define NET_QPN_MAX     0xffffu
+
+struct net_engine;
+
+/* A remote engine for which the application holds at least one AH. */
+struct net_peer {
+	uint8_t gid[NET_GID_LEN];
+	struct sockaddr_in sa;
+	uint16_t ahn;
+	uint32_t refs;
+	struct net_peer *hnext; /* hash chain keyed by (ip, port) */
+};
+
+/* What the engine knows about a received message besides its header and payload. */
+struct net_rx_info {
+	const struct srd_ud_hdr *hdr;
+	uint16_t ahn; /* receiver's AH number for the source, or NET_AHN_UNKNOWN */
+	uint8_t src_gid[NET_GID_LEN];
+};
+
+struct net_ep;
+
+struct net_ep_ops {
+	/* Called (locked) for each well-formed UD datagram addressed to the endpoint. */
+	void (*rx_ud)(struct net_ep *ep, const struct net_rx_info *info, const uint8_t *payload,
+	              uint32_t len);
+};
+
+/* A local endpoint: embedded in the QP that owns it. */
+struct net_ep {
+	const struct net_ep_ops *ops;
+	uint16_t qpn;
+};
+
+/*
+ * Returns the engine of device dev_index, creating it (sockets, progress thread) on
+ * first use. 0 or a negative errno (-EADDRINUSE when SOFTEFA_PORT is taken).
+ */
+int net_engine_acquire(unsigned dev_index, struct net_engine **out);
+void net_engine_release(struct net_engine *e);
+
+void net_engine_lock(struct net_engine *e);
+void net_engine_unlock(struct net_engine *e);
+
+const uint8_t *net_engine_gid(const struct net_engine *e);
+struct net_counters *net_engine_counters(struct net_engine *e);
+
+/* Endpoints. register returns 0 or -ENOSPC; both locked. */
+int net_ep_register(struct net_engine *e, struct net_ep *ep);
+void net_ep_unregister(struct net_engine *e, struct net_ep *ep);
+
+/* Peers (locked). get returns NULL with errno EINVAL (bad GID) or ENOMEM. */
+struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LEN]);
+void net_peer_put(struct net_engine *e, struct net_peer *p);
+unsigned net_peer_count(const struct net_engine *e);
+/* The peer with AH number ahn, or NULL (locked). */
+const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn);
+
+/*
+ * Queues one UD datagram (header + the iovecs) to peer on the given path (locked).
+ * The iovecs must stay valid until net_engine_flush(). Returns 0, or -EMSGSIZE.
+ */
+int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct srd_ud_hdr *h,
+                const struct iovec *iov, unsigned iovcnt, unsigned path);
+/* Sends everything queued by net_send_ud (locked). */
+void net_engine_flush(struct net_engine *e);
+
+/* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
+unsigned net_engine_rx(struct net_engine *e);
+
+/* The application just polled: the progress thread keeps off the sockets for a while. */
+void net_engine_note_poll(struct net_engine *e);
+
+/* A completion channel waits on this engine: make the progress thread serve the
+ * sockets now rather than after its back-off (locked). */
+void net_engine_want_progress(struct net_engine *e);
+
+/* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
+void net_engine_arm_count(struct net_engine *e, int delta);
+
+unsigned net_engine_paths(const struct net_engine *e);
+
+/* For tests and tools: the engine's receive endpoint. */
+struct sockaddr_in net_engine_local_addr(const struct net_engine *e);
+
+#endif

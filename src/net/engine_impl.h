@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* The engine's private state, shared by the files of src/net only. */
+#ifndef SOFTEFA_NET_ENGINE_IMPL_H
+#define SOFTEFA_NET_ENGINE_IMPL_H
+
+#include <sys/socket.h>
+
+#include "engine.h"
+#include "../util/config.h"
+
+#define NET_RX_BATCH  32
+#define NET_TX_BATCH  32
+#define NET_TX_IOV    4 /* header + up to three data pieces */
+#define NET_PEER_HASH 1024
+
+struct net_engine {
+	pthread_mutex_t lock;
+	unsigned dev_index;
+	unsigned refs; /* guarded by the global engine table mutex */
+
+	/* Sockets: fds[0] is bound to the base port and receives; all of them send. */
+	unsigned npaths;
+	int fds[SEFA_MAX_PATHS];
+	struct sockaddr_in local;
+	uint16_t base_port;
+	uint8_t gid[NET_GID_LEN];
+	uint32_t max_datagram;
+
+	/* Endpoints by number; a rotating allocator so numbers are not reused at once. */
+	struct net_ep **eps;
+	unsigned nep;
+	uint16_t next_qpn;
+
+	/* Peers: by AH number (dense array) and by (ip, port). */
+	struct net_peer **peers_by_ahn;
+	unsigned peers_cap;
+	unsigned npeers;
+	struct net_peer *peer_hash[NET_PEER_HASH];
+
+	/* Receive batch buffers. */
+	uint8_t *rx_buf;
+	struct mmsghdr rx_msgs[NET_RX_BATCH];
+	struct iovec rx_iov[NET_RX_BATCH];
+	struct sockaddr_in rx_addr[NET_RX_BATCH];
+
+	/* Transmit batch: per path, flushed with sendmmsg. */
+	struct mmsghdr tx_msgs[NET_TX_BATCH];
+	struct iovec tx_iov[NET_TX_BATCH][NET_TX_IOV];
+	uint8_t tx_hdr[NET_TX_BATCH][SRD_UD_HDR_LEN];
+	struct sockaddr_in tx_addr[NET_TX_BATCH];
+	unsigned tx_path[NET_TX_BATCH];
+	unsigned ntx;
+
+	/* Progress thread. */
+	pthread_t thread;
+	bool thread_started;
+	bool stopping;
+	int epfd;
+	int wakefd;
+	int timerfd;
+	bool rx_armed; /* fds[0] is in the epoll interest set */
+	bool timer_set;
+	uint64_t park_backoff_ns;
+	_Atomic uint64_t last_poll_ns; /* written by application polls without the lock */
+	int armed_cqs;
+
+	/* Counters, in a shared-memory stats file when one could be made. */
+	struct net_stats_file *stats;
+	struct net_stats_file stats_fallback;
+	char stats_path[SEFA_PATH_MAX + 64];
+};
+
+/* sock.c */
+int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg);
+void net_sock_close_all(struct net_engine *e);
+
+/* progress.c */
+int net_progress_start(struct net_engine *e);
+void net_progress_stop(struct net_engine *e);
+
+/* stats.c */
+void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);
+void net_stats_close(struct net_engine *e);
+
+/* peer.c */
+struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa);
+void net_peer_free_all(struct net_engine *e);
+
+#endif

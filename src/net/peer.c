@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Remote peers. Every AH the application creates holds a reference on the peer for
+ * its GID; all AHs for one GID share the peer and its AH number, as real EFA's device
+ * shares one address handle per destination. The AH number is what receive
+ * completions report as slid.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned addr_hash(const struct sockaddr_in *sa)
+{
+	uint32_t h = sa->sin_addr.s_addr * 2654435761u ^ (uint32_t)sa->sin_port * 40503u;
+
+	return (h ^ (h >> 16)) % NET_PEER_HASH;
+}
+
+struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa)
+{
+	struct net_peer *p = e->peer_hash[addr_hash(sa)];
+
+	for (; p; p = p->hnext)
+		if (p->sa.sin_addr.s_addr == sa->sin_addr.s_addr && p->sa.sin_port == sa->sin_port)
+			return p;
+	return NULL;
+}
+
+/* AH numbers are dense small integers, lowest free first, 0xffff excluded. */
+static int ahn_alloc(struct net_engine *e, struct net_peer *p)
+{
+	unsigned i;
+
+	for (i = 0; i < e->peers_cap; i++)
+		if (!e->peers_by_ahn[i])
+			break;
+	if (i == e->peers_cap) {
+		unsigned ncap = e->peers_cap ? e->peers_cap * 2 : 64;
+		struct net_peer **n;
+
+		if (ncap > NET_AHN_UNKNOWN)
+			ncap = NET_AHN_UNKNOWN;
+		if (i >= ncap)
+			return -ENOSPC;
+		n = realloc(e->peers_by_ahn, ncap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + e->peers_cap, 0, (ncap - e->peers_cap) * sizeof(*n));
+		e->peers_by_ahn = n;
+		e->peers_cap = ncap;
+	}
+	e->peers_by_ahn[i] = p;
+	p->ahn = (uint16_t)i;
+	return 0;
+}
+
+struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LEN])
+{
+	struct sockaddr_in sa;
+	struct net_peer *p;
+	unsigned h;
+	int err;
+
+	if (net_gid_decode(gid, &sa)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = net_peer_lookup_addr(e, &sa);
+	if (p) {
+		p->refs++;
+		return p;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(p->gid, gid, NET_GID_LEN);
+	p->sa = sa;
+	p->refs = 1;
+	err = ahn_alloc(e, p);
+	if (err) {
+		free(p);
+		errno = -err;
+		return NULL;
+	}
+	h = addr_hash(&sa);
+	p->hnext = e->peer_hash[h];
+	e->peer_hash[h] = p;
+	e->npeers++;
+	return p;
+}
+
+void net_peer_put(struct net_engine *e, struct net_peer *p)
+{
+	struct net_peer **pp;
+
+	if (--p->refs)
+		return;
+	for (pp = &e->peer_hash[addr_hash(&p->sa)]; *pp; pp = &(*pp)->hnext) {
+		if (*pp == p) {
+			*pp = p->hnext;
+			break;
+		}
+	}
+	e->peers_by_ahn[p->ahn] = NULL;
+	e->npeers--;
+	free(p);
+}
+
+unsigned net_peer_count(const struct net_engine *e)
+{
+	return e->npeers;
+}
+
+const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn)
+{
+	return ahn < e->peers_cap ? e->peers_by_ahn[ahn] : NULL;
+}
+
+void net_peer_free_all(struct net_engine *e)
+{
+	for (unsigned i = 0; i < e->peers_cap; i++)
+		free(e->peers_by_ahn[i]);
+	free(e->peers_by_ahn);
+	e->peers_by_ahn = NULL;
+	e->peers_cap = 0;
+	e->npeers = 0;
+	memset(e->peer_hash, 0, sizeof(e->peer_hash));
+}

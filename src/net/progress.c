@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The progress thread. It exists for the work no application call drives: receiving
+ * while the application sleeps in a completion channel or does not call in at all.
+ * It blocks in epoll when idle, and keeps off the sockets while the application is
+ * polling them itself, because on two cores a second thread taking the same packets
+ * only adds a wake-up (~30 us) to every message. The receive socket is registered
+ * one-shot; while the application polls, the thread leaves it unarmed and looks again
+ * after a back-off that grows to NET_PARK_MAX_NS.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "../util/clock.h"
+#include "../util/log.h"
+
+#define NET_ACTIVE_WINDOW_NS 1000000ull /* a poll this recent means the app is polling */
+#define NET_PARK_MIN_NS      1000000ull
+#define NET_PARK_MAX_NS      10000000ull
+
+enum { EV_WAKE = 1, EV_TIMER, EV_RX };
+
+static void rx_arm(struct net_engine *e)
+{
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u32 = EV_RX};
+
+	if (e->rx_armed)
+		return;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->fds[0], &ev) == 0)
+		e->rx_armed = true;
+}
+
+static void timer_set(struct net_engine *e, uint64_t delay_ns)
+{
+	struct itimerspec its = {
+	    .it_value = {.tv_sec = (time_t)(delay_ns / 1000000000ull),
+	                 .tv_nsec = (long)(delay_ns % 1000000000ull)},
+	};
+
+	timerfd_settime(e->timerfd, 0, &its, NULL);
+	e->timer_set = true;
+}
+
+/* One look at the engine (locked): serve the sockets unless the application is. */
+static void progress_step(struct net_engine *e)
+{
+	uint64_t last = atomic_load_explicit(&e->last_poll_ns, memory_order_relaxed);
+	uint64_t now = sefa_now_ns();
+
+	if (e->armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
+		if (!e->timer_set) {
+			timer_set(e, e->park_backoff_ns);
+			if (e->park_backoff_ns < NET_PARK_MAX_NS)
+				e->park_backoff_ns *= 2;
+		}
+		return;
+	}
+	e->park_backoff_ns = NET_PARK_MIN_NS;
+	if (net_engine_rx(e))
+		e->stats->c.progress_rx_batches++;
+	rx_arm(e);
+}
+
+static void *progress_main(void *arg)
+{
+	struct net_engine *e = arg;
+	struct epoll_event evs[4];
+	uint64_t drain;
+
+	for (;;) {
+		int n = epoll_wait(e->epfd, evs, 4, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			sefa_log(SEFA_LOG_ERROR, "progress thread: epoll_wait: %s",
+			         strerror(errno));
+			return NULL;
+		}
+		pthread_mutex_lock(&e->lock);
+		if (e->stopping) {
+			pthread_mutex_unlock(&e->lock);
+			return NULL;
+		}
+		e->stats->c.progress_wakeups++;
+		for (int i = 0; i < n; i++) {
+			switch (evs[i].data.u32) {
+			case EV_WAKE:
+				if (read(e->wakefd, &drain, sizeof(drain)) < 0)
+					break;
+				break;
+			case EV_TIMER:
+				if (read(e->timerfd, &drain, sizeof(drain)) < 0)
+					break;
+				e->timer_set = false;
+				break;
+			case EV_RX:
+				e->rx_armed = false;
+				break;
+			}
+		}
+		progress_step(e);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+void net_engine_want_progress(struct net_engine *e)
+{
+	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. */
+	e->park_backoff_ns = NET_PARK_MIN_NS;
+	rx_arm(e);
+}
+
+int net_progress_start(struct net_engine *e)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	int err;
+
+	e->park_backoff_ns = NET_PARK_MIN_NS;
+	e->epfd = epoll_create1(EPOLL_CLOEXEC);
+	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	e->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (e->epfd < 0 || e->wakefd < 0 || e->timerfd < 0)
+		return -errno;
+	ev.data.u32 = EV_WAKE;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev))
+		return -errno;
+	ev.data.u32 = EV_TIMER;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->timerfd, &ev))
+		return -errno;
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u32 = EV_RX;
+	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->fds[0], &ev))
+		return -errno;
+	e->rx_armed = true;
+	err = pthread_create(&e->thread, NULL, progress_main, e);
+	if (err)
+		return -err;
+	e->thread_started = true;
+	return 0;
+}
+
+void net_progress_stop(struct net_engine *e)
+{
+	uint64_t one = 1;
+
+	if (e->thread_started) {
+		pthread_mutex_lock(&e->lock);
+		e->stopping = true;
+		pthread_mutex_unlock(&e->lock);
+		if (write(e->wakefd, &one, sizeof(one)) < 0)
+			sefa_log(SEFA_LOG_WARN, "progress thread: wake: %s", strerror(errno));
+		pthread_join(e->thread, NULL);
+		e->thread_started = false;
+	}
+	if (e->epfd >= 0)
+		close(e->epfd);
+	if (e->wakefd >= 0)
+		close(e->wakefd);
+	if (e->timerfd >= 0)
+		close(e->timerfd);
+	e->epfd = e->wakefd = e->timerfd = -1;
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+/* UDP sockets of an engine: binding N consecutive ports, one per path. */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/ip.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../util/log.h"
+
+/* Datagrams never need IP fragmentation: the engine sizes them to the path MTU. */
+static void sock_tune(int fd, uint32_t bufsz, bool receives)
+{
+	int v = IP_PMTUDISC_DO;
+	int sz = (int)bufsz;
+
+	setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+	/* The FORCE variants pass the sysctl caps when we run as root; else best effort. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (!receives)
+		sz = 4096; /* nobody sends to a path's source port: keep strays from piling up */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
+static int sock_bind(struct in_addr ip, uint16_t port, uint16_t *bound)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = ip};
+	socklen_t len = sizeof(sa);
+	int fd, err;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &len)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*bound = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void close_range_fds(struct net_engine *e, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		close(e->fds[i]);
+		e->fds[i] = -1;
+	}
+}
+
+/*
+ * Bind paths sockets on ports base .. base+paths-1. With an ephemeral base the kernel
+ * picks the first port and we try to take the ones after it; on a clash we start over
+ * with another ephemeral port, a bounded number of times.
+ */
+int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg)
+{
+	unsigned attempts = cfg->port ? 1 : 64;
+	uint16_t want = cfg->port ? (uint16_t)(cfg->port + e->dev_index * cfg->paths) : 0;
+
+	e->npaths = cfg->paths;
+	for (unsigned a = 0; a < attempts; a++) {
+		uint16_t base = 0, got;
+		unsigned i;
+		int fd = sock_bind(cfg->addr, want, &base);
+
+		if (fd < 0)
+			return fd;
+		e->fds[0] = fd;
+		for (i = 1; i < e->npaths; i++) {
+			if ((uint32_t)base + i > 65535) {
+				fd = -EADDRINUSE;
+				break;
+			}
+			fd = sock_bind(cfg->addr, (uint16_t)(base + i), &got);
+			if (fd < 0)
+				break;
+			e->fds[i] = fd;
+		}
+		if (i == e->npaths) {
+			for (i = 0; i < e->npaths; i++)
+				sock_tune(e->fds[i], cfg->sock_buf, i == 0);
+			e->base_port = base;
+			e->local.sin_family = AF_INET;
+			e->local.sin_addr = cfg->addr;
+			e->local.sin_port = htons(base);
+			return 0;
+		}
+		close_range_fds(e, i);
+		if (fd != -EADDRINUSE)
+			return fd;
+	}
+	sefa_log(SEFA_LOG_ERROR, "no %u free consecutive UDP ports on this address", e->npaths);
+	return -EADDRINUSE;
+}
+
+void net_sock_close_all(struct net_engine *e)
+{
+	for (unsigned i = 0; i < e->npaths; i++) {
+		if (e->fds[i] >= 0)
+			close(e->fds[i]);
+		e->fds[i] = -1;
+	}
+}

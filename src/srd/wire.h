@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * softefa wire format, version 1 (docs/wire.md). Every packet is one UDP datagram
+ * that starts with a common 4-byte prefix (magic, version, type); all multi-byte
+ * fields are big-endian. Decoders check the length before every read and reject
+ * anything that is not exactly well formed, so a foreign or truncated datagram can
+ * never be mistaken for traffic.
+ */
+#ifndef SOFTEFA_SRD_WIRE_H
+#define SOFTEFA_SRD_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SRD_WIRE_MAGIC   0x5efau
+#define SRD_WIRE_VERSION 1u
+
+enum srd_pkt_type {
+	SRD_PKT_UD = 1, /* one unreliable datagram message */
+};
+
+enum srd_ud_flags {
+	SRD_UD_F_IMM = 1u << 0, /* imm carries immediate data */
+};
+
+#define SRD_UD_HDR_LEN 24u
+
+/* Decoded UD header; the payload follows the header in the datagram. */
+struct srd_ud_hdr {
+	uint16_t src_port; /* sender's engine base port: with the source IP, its identity */
+	uint16_t dst_qpn;
+	uint16_t src_qpn;
+	uint8_t flags; /* enum srd_ud_flags */
+	uint8_t sl;
+	uint32_t qkey;
+	uint32_t imm; /* host order; converted to __be32 at the verbs boundary */
+	uint16_t payload_len;
+};
+
+/* Errors returned by decoders (negative). */
+enum srd_wire_err {
+	SRD_WIRE_ERR_SHORT = -1,   /* shorter than its header or its stated length */
+	SRD_WIRE_ERR_MAGIC = -2,   /* not a softefa packet */
+	SRD_WIRE_ERR_VERSION = -3, /* a softefa packet of a version we do not speak */
+	SRD_WIRE_ERR_TYPE = -4,    /* unknown packet type */
+	SRD_WIRE_ERR_FORMAT = -5,  /* reserved bits set or lengths inconsistent */
+};
+
+/* Reads the common prefix. Returns the packet type (> 0) or an srd_wire_err. */
+int srd_wire_peek_type(const uint8_t *pkt, size_t len);
+
+/* Writes the UD header into buf (at least SRD_UD_HDR_LEN bytes); returns its length. */
+size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h);
+
+/*
+ * Decodes a whole UD datagram. On success returns 0 and sets *payload to the bytes
+ * after the header (exactly h->payload_len of them). Returns an srd_wire_err otherwise.
+ */
+int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const uint8_t **payload);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Process-wide configuration, read once from the environment (docs/configuration.md).
+ * Limits default to those of a real EFA device; each one users may want to change has
+ * a SOFTEFA_* variable.
+ */
+#ifndef SOFTEFA_UTIL_CONFIG_H
+#define SOFTEFA_UTIL_CONFIG_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SEFA_MAX_DEVICES 16
+#define SEFA_MAX_PATHS   64
+#define SEFA_PATH_MAX    256
+
+struct sefa_limits {
+	uint32_t max_qp;
+	uint32_t max_cq;
+	uint32_t max_cqe;
+	uint32_t max_mr;
+	uint32_t max_pd;
+	uint32_t max_ah;
+	uint64_t max_mr_size;
+	uint32_t max_sq_wr;
+	uint32_t max_rq_wr;
+	uint32_t max_sq_sge;
+	uint32_t max_rq_sge;
+	uint32_t inline_buf_size;
+	uint32_t inline_buf_size_ex;
+	uint32_t max_rdma_size;
+	uint32_t max_msg_size;
+};
+
+struct sefa_config {
+	struct in_addr addr;           /* SOFTEFA_ADDR: the IPv4 address every engine binds */
+	uint16_t port;                 /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
+	uint32_t paths;                /* SOFTEFA_PATHS: source ports (paths) per engine */
+	uint32_t ndevs;                /* SOFTEFA_DEVICES: how many efa_N devices to list */
+	uint32_t sock_buf;             /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
+	char run_dir[SEFA_PATH_MAX];   /* SOFTEFA_RUN_DIR: per-user state (stats) */
+	char sysfs_dir[SEFA_PATH_MAX]; /* SOFTEFA_SYSFS_DIR: generated sysfs tree root */
+	struct sefa_limits lim;
+};
+
+/*
+ * Returns the configuration, parsing the environment on first use. A malformed
+ * variable is reported on stderr and makes `valid` false, so no device is listed.
+ */
+const struct sefa_config *sefa_config_get(void);
+bool sefa_config_valid(void);
+
+/* Parse helpers shared with tools; return 0 or -EINVAL. */
+int sefa_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Completion queues. Entries are appended under the engine lock (the data path holds
+ * it) and the CQ's own lock; polling takes only the CQ lock, so an application may
+ * post from inside its poll loop. A queue slot is given back to its QP when the
+ * entry is polled, which is what makes "SQ full" behave as on real EFA. When an
+ * application lets a CQ overflow, the ring grows (counted) instead of losing an entry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/log.h"
+#include "channel.h"
+#include "sefa.h"
+#include "verbs_ops.h"
+
+#define CQ_SUPPORTED_WC_FLAGS IBV_WC_STANDARD_FLAGS
+
+/* Locked (engine). */
+void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe)
+{
+	struct net_engine *eng = cq->ctx->sh->eng;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count == cq->cap) {
+		uint32_t ncap = cq->cap * 2;
+		struct sefa_cqe *n = malloc(ncap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&cq->lock);
+			sefa_log(SEFA_LOG_ERROR, "completion lost: out of memory");
+			return;
+		}
+		for (uint32_t i = 0; i < cq->count; i++)
+			n[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+		free(cq->ring);
+		cq->ring = n;
+		cq->head = 0;
+		cq->cap = ncap;
+		net_engine_counters(eng)->cq_grown++;
+	}
+	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *cqe;
+	cq->count++;
+	if (cq->armed) {
+		cq->armed = false;
+		net_engine_arm_count(eng, -1);
+		sefa_channel_notify(to_sch(cq->ex.channel), cq);
+	}
+	pthread_mutex_unlock(&cq->lock);
+}
+
+/* Locked (engine): drop a QP's entries, when the QP is reset or destroyed. */
+void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
+{
+	uint32_t kept = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	for (uint32_t i = 0; i < cq->count; i++) {
+		struct sefa_cqe *c = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+
+		if (c->qp != qp)
+			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *c;
+	}
+	cq->count = kept;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+static void slot_release(const struct sefa_cqe *c)
+{
+	if (c->is_send)
+		atomic_fetch_add_explicit(&c->qp->sq_done, 1, memory_order_release);
+	else
+		atomic_fetch_add_explicit(&c->qp->rq_done, 1, memory_order_release);
+}
+
+static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
+{
+	int got = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	while (got < n && cq->count) {
+		const struct sefa_cqe *c = &cq->ring[cq->head];
+		struct ibv_wc *w = &wc[got++];
+
+		w->wr_id = c->wr_id;
+		w->status = c->status;
+		w->opcode = c->opcode;
+		w->vendor_err = c->vendor_err;
+		w->byte_len = c->byte_len;
+		w->imm_data = c->imm_data;
+		w->qp_num = c->qp_num;
+		w->src_qp = c->src_qp;
+		w->wc_flags = c->wc_flags;
+		w->pkey_index = 0;
+		w->slid = c->slid;
+		w->sl = 0;
+		w->dlid_path_bits = 0;
+		slot_release(c);
+		cq->head = (cq->head + 1) & (cq->cap - 1);
+		cq->count--;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return got;
+}
+
+static bool cq_pop_cur(struct sefa_cq *cq)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count) {
+		cq->cur = cq->ring[cq->head];
+		slot_release(&cq->cur);
+		cq->head = (cq->head + 1) & (cq->cap - 1);
+		cq->count--;
+		got = true;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	if (got) {
+		cq->ex.status = cq->cur.status;
+		cq->ex.wr_id = cq->cur.wr_id;
+	}
+	return got;
+}
+
+/* An empty CQ reads the sockets itself: the latency path never waits for a thread. */
+static void cq_rx_inline(struct sefa_cq *cq)
+{
+	struct net_engine *eng = cq->ctx->sh->eng;
+
+	net_engine_lock(eng);
+	if (net_engine_rx(eng))
+		net_engine_counters(eng)->inline_rx_batches++;
+	net_engine_unlock(eng);
+}
+
+int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct sefa_cq *cq = to_scq(ibcq);
+	int got;
+
+	if (num_entries <= 0)
+		return 0;
+	net_engine_note_poll(cq->ctx->sh->eng);
+	got = cq_pop_wc(cq, num_entries, wc);
+	if (got)
+		return got;
+	cq_rx_inline(cq);
+	return cq_pop_wc(cq, num_entries, wc);
+}
+
+int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct sefa_cq *cq = to_scq(ibcq);
+	struct net_engine *eng = cq->ctx->sh->eng;
+
+	if (solicited_only)
+		return EOPNOTSUPP;
+	net_engine_lock(eng);
+	pthread_mutex_lock(&cq->lock);
+	if (!cq->armed && cq->ex.channel) {
+		cq->armed = true;
+		net_engine_arm_count(eng, 1);
+	}
+	pthread_mutex_unlock(&cq->lock);
+	net_engine_want_progress(eng);
+	net_engine_unlock(eng);
+	return 0;
+}
+
+/* ---- extended polling ------------------------------------------------------ */
+
+static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct sefa_cq *cq = to_scq_ex(ibcq);
+
+	if (attr && attr->comp_mask)
+		return EINVAL;
+	net_engine_note_poll(cq->ctx->sh->eng);
+	if (cq_pop_cur(cq))
+		return 0;
+	cq_rx_inline(cq);
+	return cq_pop_cur(cq) ? 0 : ENOENT;
+}
+
+static int cqx_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return cq_pop_cur(to_scq_ex(ibcq)) ? 0 : ENOENT;
+}
+
+static void cqx_end_poll(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq; /* entries were consumed as they were read; nothing is held */
+}
+
+static enum ibv_wc_opcode cqx_read_opcode(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.opcode;
+}
+static uint32_t cqx_read_vendor_err(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.vendor_err;
+}
+static uint32_t cqx_read_byte_len(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.byte_len;
+}
+static __be32 cqx_read_imm_data(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.imm_data;
+}
+static uint32_t cqx_read_qp_num(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.qp_num;
+}
+static uint32_t cqx_read_src_qp(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.src_qp;
+}
+static unsigned int cqx_read_wc_flags(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.wc_flags;
+}
+static uint32_t cqx_read_slid(struct ibv_cq_ex *c)
+{
+	return to_scq_ex(c)->cur.slid;
+}
+static uint8_t cqx_read_sl(struct ibv_cq_ex *c)
+{
+	(void)c;
+	return 0;
+}
+static uint8_t cqx_read_dlid_path_bits(struct ibv_cq_ex *c)
+{
+	(void)c;
+	return 0;
+}
+
+static int dv_read_sgid(struct efadv_cq *dv, union ibv_gid *sgid)
+{
+	struct sefa_cq *cq = container_of(dv, struct sefa_cq, dv);
+
+	/* The source GID is given only when the receiver has no AH for the sender. */
+	if (cq->cur.is_send || cq->cur.slid != NET_AHN_UNKNOWN)
+		return -ENOENT;
+	memcpy(sgid->raw, cq->cur.sgid, sizeof(sgid->raw));
+	return 0;
+}
+
+static bool dv_is_unsolicited(struct efadv_cq *dv)
+{
+	return container_of(dv, struct sefa_cq, dv)->cur.unsolicited;
+}
+
+/* ---- creation and destruction ------------------------------------------------ */
+
+static uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t r = 1;
+
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
+                                 uint64_t efa_wc_flags)
+{
+	struct sefa_context *ctx = to_sctx(context);
+	const struct sefa_limits *lim = sefa_lim();
+	struct sefa_cq *cq;
+	int err;
+
+	if (attr->cqe < 1 || attr->cqe > lim->max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->cap = roundup_pow2(attr->cqe);
+	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
+	if (!cq->ring) {
+		err = ENOMEM;
+		goto fail;
+	}
+	net_engine_lock(ctx->sh->eng);
+	if (ctx->sh->ncq >= lim->max_cq) {
+		net_engine_unlock(ctx->sh->eng);
+		err = ENOMEM;
+		goto fail;
+	}
+	ctx->sh->ncq++;
+	net_engine_unlock(ctx->sh->eng);
+
+	cq->ctx = ctx;
+	pthread_mutex_init(&cq->lock, NULL);
+	cq->wc_flags = attr->wc_flags;
+	cq->efa_wc_flags = efa_wc_flags;
+	cq->ex.context = context;
+	cq->ex.channel = attr->channel;
+	cq->ex.cq_context = attr->cq_context;
+	cq->ex.cqe = (int)cq->cap;
+	pthread_mutex_init(&cq->ex.mutex, NULL);
+	pthread_cond_init(&cq->ex.cond, NULL);
+	if (attr->channel)
+		__atomic_add_fetch(&attr->channel->refcnt, 1, __ATOMIC_RELAXED);
+
+	cq->ex.start_poll = cqx_start_poll;
+	cq->ex.next_poll = cqx_next_poll;
+	cq->ex.end_poll = cqx_end_poll;
+	cq->ex.read_opcode = cqx_read_opcode;
+	cq->ex.read_vendor_err = cqx_read_vendor_err;
+	cq->ex.read_wc_flags = cqx_read_wc_flags;
+	cq->ex.read_byte_len = cqx_read_byte_len;
+	cq->ex.read_imm_data = cqx_read_imm_data;
+	cq->ex.read_qp_num = cqx_read_qp_num;
+	cq->ex.read_src_qp = cqx_read_src_qp;
+	cq->ex.read_slid = cqx_read_slid;
+	cq->ex.read_sl = cqx_read_sl;
+	cq->ex.read_dlid_path_bits = cqx_read_dlid_path_bits;
+
+	if (efa_wc_flags & EFADV_WC_EX_WITH_SGID)
+		cq->dv.wc_read_sgid = dv_read_sgid;
+	if (efa_wc_flags & EFADV_WC_EX_WITH_IS_UNSOLICITED)
+		cq->dv.wc_is_unsolicited = dv_is_unsolicited;
+	return &cq->ex;
+fail:
+	free(cq->ring);
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+struct ibv_cq_ex *sefa_create_cq_ex(struct ibv_context *context,
+                                    struct ibv_cq_init_attr_ex *init_attr)
+{
+	if (!sefa_is_our_context(context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return sefa_cq_create(context, init_attr, 0);
+}
+
+SEFA_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+                                         struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibv_cq_init_attr_ex attr = {
+	    .cqe = cqe < 0 ? 0 : (uint32_t)cqe,
+	    .cq_context = cq_context,
+	    .channel = channel,
+	    .comp_vector = comp_vector < 0 ? UINT32_MAX : (uint32_t)comp_vector,
+	    .wc_flags = IBV_WC_STANDARD_FLAGS,
+	};
+	struct ibv_cq_ex *cq;
+
+	if (!sefa_is_our_context(context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = sefa_cq_create(context, &attr, 0);
+	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
+}
+
+SEFA_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+{
+	(void)cq;
+	(void)cqe;
+	return EOPNOTSUPP;
+}
+
+SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct sefa_cq *cq = to_scq(ibcq);
+	struct sefa_context *ctx = cq->ctx;
+	struct net_engine *eng = ctx->sh->eng;
+
+	if (atomic_load(&cq->qp_refs))
+		return EBUSY;
+	net_engine_lock(eng);
+	if (cq->armed)
+		net_engine_arm_count(eng, -1);
+	cq->armed = false;
+	ctx->sh->ncq--;
+	net_engine_unlock(eng);
+	if (ibcq->channel) {
+		sefa_channel_forget(to_sch(ibcq->channel), cq);
+		__atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_destroy(&cq->lock);
+	pthread_mutex_destroy(&cq->ex.mutex);
+	pthread_cond_destroy(&cq->ex.cond);
+	free(cq->ring);
+	free(cq);
+	return 0;
+}

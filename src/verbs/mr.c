@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory regions. Keys are random 32-bit values (lkey == rkey, as EFA reports), so a
+ * peer cannot guess one from another; the key table is an open-addressing hash with
+ * linear probing, looked up on every send and receive under the engine lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "sefa.h"
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+#define MR_ACCESS_SUPPORTED \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+static uint32_t key_slot(uint32_t key, uint32_t cap)
+{
+	return (key * 2654435761u) & (cap - 1);
+}
+
+struct sefa_mr *sefa_mr_lookup(struct sefa_shared *sh, uint32_t key)
+{
+	if (!sh->mr_cap)
+		return NULL;
+	for (uint32_t i = key_slot(key, sh->mr_cap);; i = (i + 1) & (sh->mr_cap - 1)) {
+		struct sefa_mr *mr = sh->mr_slots[i];
+
+		if (!mr)
+			return NULL;
+		if (mr->ibmr.lkey == key)
+			return mr;
+	}
+}
+
+static void table_place(struct sefa_mr **slots, uint32_t cap, struct sefa_mr *mr)
+{
+	uint32_t i = key_slot(mr->ibmr.lkey, cap);
+
+	while (slots[i])
+		i = (i + 1) & (cap - 1);
+	slots[i] = mr;
+}
+
+static int table_insert(struct sefa_shared *sh, struct sefa_mr *mr)
+{
+	if ((sh->nmr + 1) * 2 > sh->mr_cap) {
+		uint32_t ncap = sh->mr_cap ? sh->mr_cap * 2 : 64;
+		struct sefa_mr **n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < sh->mr_cap; i++)
+			if (sh->mr_slots[i])
+				table_place(n, ncap, sh->mr_slots[i]);
+		free(sh->mr_slots);
+		sh->mr_slots = n;
+		sh->mr_cap = ncap;
+	}
+	table_place(sh->mr_slots, sh->mr_cap, mr);
+	sh->nmr++;
+	return 0;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void table_remove(struct sefa_shared *sh, struct sefa_mr *mr)
+{
+	uint32_t mask = sh->mr_cap - 1;
+	uint32_t i = key_slot(mr->ibmr.lkey, sh->mr_cap);
+
+	while (sh->mr_slots[i] != mr)
+		i = (i + 1) & mask;
+	sh->mr_slots[i] = NULL;
+	for (uint32_t j = (i + 1) & mask; sh->mr_slots[j]; j = (j + 1) & mask) {
+		struct sefa_mr *m = sh->mr_slots[j];
+		uint32_t home = key_slot(m->ibmr.lkey, sh->mr_cap);
+
+		/* Move m back if its home is not within (i, j] cyclically. */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			sh->mr_slots[i] = m;
+			sh->mr_slots[j] = NULL;
+			i = j;
+		}
+	}
+	sh->nmr--;
+}
+
+static uint32_t new_key(struct sefa_shared *sh)
+{
+	uint32_t key;
+
+	do {
+		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
+			key = (uint32_t)random() ^ ((uint32_t)random() << 16);
+	} while (key == 0 || sefa_mr_lookup(sh, key));
+	return key;
+}
+
+/*
+ * The kernel pins registered pages; we check the range is mapped, so a bad address
+ * fails here with EFAULT instead of faulting later inside the engine.
+ */
+static bool range_mapped(const void *addr, size_t len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~((uintptr_t)pg - 1);
+	uintptr_t end = (uintptr_t)addr + len;
+	unsigned char vec[4096];
+
+	if (end < (uintptr_t)addr)
+		return false;
+	while (start < end) {
+		size_t chunk = (size_t)pg * sizeof(vec);
+
+		if (end - start < chunk)
+			chunk = end - start;
+		if (mincore((void *)start, chunk, vec))
+			return false;
+		start += chunk;
+	}
+	return true;
+}
+
+static struct ibv_mr *reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+                                    unsigned access)
+{
+	struct sefa_context *ctx;
+	struct sefa_shared *sh;
+	struct sefa_mr *mr;
+	int err;
+
+	if (!ibpd || !sefa_is_our_context(ibpd->context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	ctx = to_sctx(ibpd->context);
+	sh = ctx->sh;
+	access &= ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
+	/* The kernel's generic checks come first (EINVAL), then EFA's own (EOPNOTSUPP). */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (access & ~MR_ACCESS_SUPPORTED) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (length == 0 || length > sefa_lim()->max_mr_size) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!range_mapped(addr, length)) {
+		errno = EFAULT;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->iova = iova;
+	mr->access = access;
+
+	net_engine_lock(sh->eng);
+	if (sh->nmr >= sefa_lim()->max_mr) {
+		err = ENOMEM;
+		goto fail;
+	}
+	mr->ibmr.lkey = mr->ibmr.rkey = new_key(sh);
+	mr->ibmr.handle = mr->ibmr.lkey;
+	if (table_insert(sh, mr)) {
+		err = ENOMEM;
+		goto fail;
+	}
+	atomic_fetch_add(&to_spd(ibpd)->refs, 1);
+	net_engine_unlock(sh->eng);
+	return &mr->ibmr;
+fail:
+	net_engine_unlock(sh->eng);
+	free(mr);
+	errno = err;
+	return NULL;
+}
+
+SEFA_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return reg_mr_common(pd, addr, length, (uintptr_t)addr, (unsigned)access);
+}
+
+SEFA_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+                                           uint64_t iova, int access)
+{
+	return reg_mr_common(pd, addr, length, iova, (unsigned)access);
+}
+
+SEFA_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+                                            uint64_t iova, unsigned int access)
+{
+	return reg_mr_common(pd, addr, length, iova, access);
+}
+
+/* A software device cannot import a dma-buf's device memory. */
+SEFA_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+                                             uint64_t iova, int fd, int access)
+{
+	(void)pd;
+	(void)offset;
+	(void)length;
+	(void)iova;
+	(void)fd;
+	(void)access;
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+/* Real EFA has no re-registration: the MR stays as it was. */
+SEFA_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+                             size_t length, int access)
+{
+	(void)pd;
+	(void)addr;
+	(void)length;
+	(void)access;
+	if (!mr ||
+	    flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+	              IBV_REREG_MR_CHANGE_ACCESS) ||
+	    !flags) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+SEFA_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct sefa_context *ctx = to_sctx(ibmr->context);
+	struct sefa_mr *mr = to_smr(ibmr);
+
+	net_engine_lock(ctx->sh->eng);
+	table_remove(ctx->sh, mr);
+	net_engine_unlock(ctx->sh->eng);
+	atomic_fetch_sub(&to_spd(ibmr->pd)->refs, 1);
+	free(mr);
+	return 0;
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+/* Queue pairs: creation checks and rounding, the state machine, query, destroy. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../efa/status.h"
+#include "sefa.h"
+#include "verbs_ops.h"
+
+#define QP_CREATE_SUPP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+#define UD_SEND_OPS         (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+
+static uint32_t roundup_pow2(uint32_t v)
+{
+	uint32_t r = 1;
+
+	if (v == 0)
+		return 0;
+	while (r < v)
+		r <<= 1;
+	return r;
+}
+
+static int check_create(struct ibv_qp_init_attr_ex *attr, const struct efadv_qp_init_attr *efa)
+{
+	const struct sefa_limits *lim = sefa_lim();
+	uint64_t supp_ops;
+	uint32_t rq_sge;
+
+	if (attr->comp_mask & ~(uint32_t)QP_CREATE_SUPP_MASK)
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if (attr->qp_type == IBV_QPT_UD)
+		supp_ops = UD_SEND_OPS;
+	else if (attr->qp_type == IBV_QPT_DRIVER && efa)
+		return EOPNOTSUPP; /* SRD is not yet offered by this device */
+	else
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~supp_ops))
+		return EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq || attr->srq)
+		return EINVAL;
+	if (!sefa_is_our_context(attr->send_cq->context) ||
+	    !sefa_is_our_context(attr->recv_cq->context))
+		return EINVAL;
+	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
+	if (attr->cap.max_send_sge > lim->max_sq_sge || attr->cap.max_recv_sge > lim->max_rq_sge ||
+	    attr->cap.max_send_wr > lim->max_sq_wr ||
+	    attr->cap.max_recv_wr > lim->max_rq_wr / rq_sge ||
+	    attr->cap.max_inline_data > lim->inline_buf_size_ex)
+		return EINVAL;
+	return 0;
+}
+
+static void qp_free(struct sefa_qp *qp)
+{
+	free(qp->rq);
+	free(qp->stage);
+	free(qp->inline_bufs);
+	free(qp);
+}
+
+struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
+                              const struct efadv_qp_init_attr *efa)
+{
+	struct sefa_context *ctx = to_sctx(context);
+	struct sefa_shared *sh = ctx->sh;
+	struct ibv_qp *ibqp;
+	struct sefa_qp *qp;
+	uint32_t rq_sge, inl, nstage;
+	int err;
+
+	err = check_create(attr, efa);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->ctx = ctx;
+	qp->sh = sh;
+	qp->kind = attr->qp_type == IBV_QPT_UD ? SEFA_QP_UD : SEFA_QP_SRD;
+
+	/* Rounding as real EFA does, written back to the caller's caps. */
+	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
+	qp->sq_depth = roundup_pow2(attr->cap.max_send_wr);
+	qp->rq_depth = roundup_pow2(rq_sge * attr->cap.max_recv_wr) / rq_sge;
+	attr->cap.max_send_wr = qp->sq_depth;
+	attr->cap.max_recv_wr = qp->rq_depth;
+	qp->cap = attr->cap;
+	qp->sq_sig_all = attr->sq_sig_all != 0;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		qp->send_ops_flags = attr->send_ops_flags;
+
+	/* Inline data is copied at post time into QP-owned space: one slot per staged
+	 * WQE of the wr_* API and one for ibv_post_send. */
+	inl = qp->cap.max_inline_data;
+	nstage = qp->send_ops_flags ? qp->sq_depth : 0;
+	if (qp->rq_depth)
+		qp->rq = calloc(qp->rq_depth, sizeof(*qp->rq));
+	if (nstage)
+		qp->stage = calloc(nstage, sizeof(*qp->stage));
+	if (inl)
+		qp->inline_bufs = malloc((size_t)(nstage + 1) * inl);
+	if ((qp->rq_depth && !qp->rq) || (nstage && !qp->stage) || (inl && !qp->inline_bufs)) {
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nstage; i++)
+		qp->stage[i].inline_buf = qp->inline_bufs + (size_t)i * inl;
+	qp->legacy_wqe.inline_buf = qp->inline_bufs ? qp->inline_bufs + (size_t)nstage * inl : NULL;
+
+	ibqp = &qp->qpx.qp_base;
+	ibqp->context = context;
+	ibqp->qp_context = attr->qp_context;
+	ibqp->pd = attr->pd;
+	ibqp->send_cq = attr->send_cq;
+	ibqp->recv_cq = attr->recv_cq;
+	ibqp->srq = NULL;
+	ibqp->qp_type = attr->qp_type;
+	ibqp->state = IBV_QPS_RESET;
+	pthread_mutex_init(&ibqp->mutex, NULL);
+	pthread_cond_init(&ibqp->cond, NULL);
+	qp->ep.ops = &sefa_ud_ep_ops;
+
+	net_engine_lock(sh->eng);
+	if (sh->nqp >= sefa_lim()->max_qp) {
+		err = ENOMEM;
+	} else if (net_ep_register(sh->eng, &qp->ep)) {
+		err = ENOMEM;
+	} else {
+		sh->nqp++;
+		err = 0;
+	}
+	net_engine_unlock(sh->eng);
+	if (err) {
+		qp_free(qp);
+		errno = err;
+		return NULL;
+	}
+	ibqp->qp_num = qp->ep.qpn;
+	ibqp->handle = qp->ep.qpn;
+	atomic_fetch_add(&to_spd(attr->pd)->refs, 1);
+	atomic_fetch_add(&to_scq(attr->send_cq)->qp_refs, 1);
+	atomic_fetch_add(&to_scq(attr->recv_cq)->qp_refs, 1);
+	if (qp->send_ops_flags)
+		sefa_qp_fill_wr_ops(qp);
+	return ibqp;
+}
+
+SEFA_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	if (!pd || !sefa_is_our_context(pd->context) || attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = sefa_qp_create(pd->context, &ex, NULL);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+struct ibv_qp *sefa_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	if (!sefa_is_our_context(context) || attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return sefa_qp_create(context, attr, NULL);
+}
+
+SEFA_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
+{
+	struct sefa_qp *qp = to_sqp(ibqp);
+
+	return qp->send_ops_flags ? &qp->qpx : NULL;
+}
+
+/* ---- the state machine ------------------------------------------------------- */
+
+#define MODIFY_SUPP_MASK                                                                    \
+	(IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY | IBV_QP_PKEY_INDEX | \
+	 IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY)
+
+struct transition {
+	int required;
+	int optional;
+	bool valid;
+};
+
+/* The UD/SRD rows of the verbs QP state table (efa-reference.md 3.3). */
+static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state next, bool srd)
+{
+	struct transition t = {0, 0, false};
+
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) {
+		t.valid = true;
+		return t;
+	}
+	switch (cur) {
+	case IBV_QPS_RESET:
+		if (next == IBV_QPS_INIT)
+			t = (struct transition){IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, 0,
+			                        true};
+		break;
+	case IBV_QPS_INIT:
+		if (next == IBV_QPS_INIT)
+			t = (struct transition){0, IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+			                        true};
+		else if (next == IBV_QPS_RTR)
+			t = (struct transition){0, IBV_QP_PKEY_INDEX | IBV_QP_QKEY, true};
+		break;
+	case IBV_QPS_RTR:
+		if (next == IBV_QPS_RTS)
+			t = (struct transition){
+			    IBV_QP_SQ_PSN,
+			    IBV_QP_CUR_STATE | IBV_QP_QKEY | (srd ? IBV_QP_RNR_RETRY : 0), true};
+		break;
+	case IBV_QPS_RTS:
+		if (next == IBV_QPS_RTS)
+			t = (struct transition){0, IBV_QP_CUR_STATE | IBV_QP_QKEY, true};
+		else if (next == IBV_QPS_SQD)
+			t = (struct transition){0, IBV_QP_EN_SQD_ASYNC_NOTIFY, true};
+		break;
+	case IBV_QPS_SQD:
+	case IBV_QPS_SQE:
+		if (next == IBV_QPS_RTS)
+			t = (struct transition){0, IBV_QP_CUR_STATE | IBV_QP_QKEY, true};
+		break;
+	default:
+		break;
+	}
+	return t;
+}
+
+/* Locked: give every posted receive back as a flushed completion. */
+void sefa_qp_flush(struct sefa_qp *qp)
+{
+	struct sefa_cq *rcq = to_scq(qp->qpx.qp_base.recv_cq);
+
+	while (qp->rq_count) {
+		struct sefa_recv_wqe *w = &qp->rq[qp->rq_head];
+		struct sefa_cqe c = {
+		    .wr_id = w->wr_id,
+		    .qp = qp,
+		    .qp_num = (uint16_t)qp->ep.qpn,
+		    .status = IBV_WC_WR_FLUSH_ERR,
+		    .vendor_err = EFA_STATUS_FLUSHED,
+		    .opcode = IBV_WC_RECV,
+		    .slid = NET_AHN_UNKNOWN,
+		};
+
+		qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
+		qp->rq_count--;
+		sefa_cq_push(rcq, &c);
+	}
+}
+
+/* Locked: back to RESET, queues empty, their completions gone. */
+static void qp_reset(struct sefa_qp *qp)
+{
+	qp->rq_head = qp->rq_count = 0;
+	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.send_cq), qp);
+	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.recv_cq), qp);
+	qp->sq_posted = 0;
+	atomic_store(&qp->sq_done, 0);
+	qp->rq_posted = 0;
+	atomic_store(&qp->rq_done, 0);
+}
+
+SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct sefa_qp *qp = to_sqp(ibqp);
+	struct net_engine *eng = qp->sh->eng;
+	enum ibv_qp_state cur, next;
+	struct transition t;
+	int extra;
+
+	if (attr_mask & ~MODIFY_SUPP_MASK)
+		return EOPNOTSUPP;
+	if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
+		return EOPNOTSUPP;
+	if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)
+		return EOPNOTSUPP;
+
+	net_engine_lock(eng);
+	cur = ibqp->state;
+	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		net_engine_unlock(eng);
+		return EINVAL;
+	}
+	next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	if (next > IBV_QPS_ERR) {
+		net_engine_unlock(eng);
+		return EINVAL;
+	}
+	t = transition_of(cur, next, qp->kind == SEFA_QP_SRD);
+	extra = attr_mask & ~IBV_QP_STATE;
+	if (!t.valid || (extra & t.required) != t.required ||
+	    (extra & ~(t.required | t.optional))) {
+		net_engine_unlock(eng);
+		return EINVAL;
+	}
+	if (attr_mask & IBV_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (attr_mask & IBV_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (attr_mask & IBV_QP_PORT)
+		qp->port_num = attr->port_num;
+	if (attr_mask & IBV_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn;
+	if (attr_mask & IBV_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (attr_mask & IBV_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->en_sqd_async_notify = attr->en_sqd_async_notify != 0;
+	if (attr_mask & IBV_QP_STATE) {
+		ibqp->state = next;
+		if (next == IBV_QPS_ERR)
+			sefa_qp_flush(qp);
+		else if (next == IBV_QPS_RESET)
+			qp_reset(qp);
+	}
+	net_engine_unlock(eng);
+	return 0;
+}
+
+#define QUERY_SUPP_MASK                                                                 \
+	(IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_SQ_PSN | \
+	 IBV_QP_CAP | IBV_QP_RNR_RETRY)
+
+SEFA_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+                             struct ibv_qp_init_attr *init_attr)
+{
+	struct sefa_qp *qp = to_sqp(ibqp);
+
+	if (attr_mask & ~QUERY_SUPP_MASK)
+		return EOPNOTSUPP;
+	memset(attr, 0, sizeof(*attr));
+	memset(init_attr, 0, sizeof(*init_attr));
+	net_engine_lock(qp->sh->eng);
+	attr->qp_state = ibqp->state;
+	attr->cur_qp_state = ibqp->state;
+	attr->path_mtu = IBV_MTU_4096;
+	attr->pkey_index = qp->pkey_index;
+	attr->port_num = qp->port_num;
+	attr->qkey = qp->qkey;
+	attr->sq_psn = qp->sq_psn;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->en_sqd_async_notify = qp->en_sqd_async_notify;
+	attr->cap = qp->cap;
+	net_engine_unlock(qp->sh->eng);
+	init_attr->qp_context = ibqp->qp_context;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->srq = NULL;
+	init_attr->cap = qp->cap;
+	init_attr->qp_type = ibqp->qp_type;
+	init_attr->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+SEFA_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct sefa_qp *qp = to_sqp(ibqp);
+	struct sefa_shared *sh = qp->sh;
+
+	net_engine_lock(sh->eng);
+	net_ep_unregister(sh->eng, &qp->ep);
+	sefa_cq_purge_qp(to_scq(ibqp->send_cq), qp);
+	sefa_cq_purge_qp(to_scq(ibqp->recv_cq), qp);
+	sh->nqp--;
+	net_engine_unlock(sh->eng);
+	atomic_fetch_sub(&to_scq(ibqp->send_cq)->qp_refs, 1);
+	atomic_fetch_sub(&to_scq(ibqp->recv_cq)->qp_refs, 1);
+	atomic_fetch_sub(&to_spd(ibqp->pd)->refs, 1);
+	pthread_mutex_destroy(&ibqp->mutex);
+	pthread_cond_destroy(&ibqp->cond);
+	qp_free(qp);
+	return 0;
+}
+
+/* EFA gives no ordering guarantee for any operation. */
+SEFA_EXPORT int ibv_query_qp_data_in_order(struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags)
+{
+	(void)qp;
+	(void)op;
+	(void)flags;
+	return 0;
+}

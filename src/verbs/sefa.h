@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs objects of softefa. Each embeds the public libibverbs object it stands for
+ * (the application holds a pointer to that) and converts back with container_of.
+ * Data-path state is guarded by the engine lock; CQ rings by their own lock so that
+ * polling never waits for a sender (lock order: engine -> CQ -> channel).
+ */
+#ifndef SOFTEFA_VERBS_SEFA_H
+#define SOFTEFA_VERBS_SEFA_H
+
+#include <infiniband/efadv.h>
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../net/engine.h"
+#include "../util/config.h"
+#include "../util/list.h"
+
+#define SEFA_EXPORT            __attribute__((visibility("default")))
+#define SEFA_GRH_LEN           40u
+#define SEFA_MAX_SGE           16u
+#define SEFA_VENDOR_ID         0x1d0fu
+#define SEFA_VENDOR_PART_ID    0xefa1u
+#define SEFA_DEFAULT_QKEY_MASK 0x80000000u
+
+/* ---- device and context ------------------------------------------------ */
+
+struct sefa_device {
+	struct ibv_device ibdev;
+	unsigned index;
+	__be64 guid;
+};
+
+/* Per-process, per-device state shared by every context of the device. */
+struct sefa_shared {
+	unsigned refs;
+	unsigned dev_index;
+	struct net_engine *eng;
+	/* MR table by key (lkey == rkey), open addressing; guarded by the engine lock. */
+	struct sefa_mr **mr_slots;
+	uint32_t mr_cap;
+	uint32_t nmr;
+	/* Object counts against the device limits; engine lock. */
+	uint32_t npd, ncq, nqp, nah;
+};
+
+struct sefa_async_event {
+	struct ibv_async_event ev;
+};
+
+struct sefa_context {
+	struct verbs_context vctx;
+	struct sefa_device *dev;
+	struct sefa_shared *sh;
+	int async_rfd, async_wfd;
+	pthread_mutex_t async_lock;
+	struct sefa_async_event *async_q;
+	unsigned async_head, async_count, async_cap;
+};
+
+/* ---- protection domain, memory region, address handle -------------------- */
+
+struct sefa_pd {
+	struct ibv_pd ibpd;
+	atomic_uint refs; /* MRs, QPs and AHs using it */
+};
+
+struct sefa_mr {
+	struct ibv_mr ibmr;
+	uint64_t iova;
+	unsigned access;
+};
+
+struct sefa_ah {
+	struct ibv_ah ibah;
+	struct net_peer *peer;
+};
+
+/* ---- completion queue -------------------------------------------------- */
+
+struct sefa_qp;
+
+/* One completion as the device produced it; translated to ibv_wc when polled. */
+struct sefa_cqe {
+	uint64_t wr_id;
+	struct sefa_qp *qp; /* owner, for queue-slot accounting when the entry is polled */
+	uint32_t byte_len;
+	__be32 imm_data;
+	uint32_t src_qp;
+	uint16_t qp_num;
+	uint16_t slid;
+	uint8_t status;     /* enum ibv_wc_status */
+	uint8_t vendor_err; /* EFA completion status */
+	uint8_t opcode;     /* enum ibv_wc_opcode */
+	uint8_t wc_flags;   /* IBV_WC_WITH_IMM only */
+	bool is_send;
+	bool unsolicited;
+	uint8_t sgid[16];
+};
+
+struct sefa_channel {
+	struct ibv_comp_channel ch;
+	int wfd;
+	pthread_mutex_t lock;
+	struct sefa_cq **events;
+	unsigned head, count, cap;
+};
+
+struct sefa_cq {
+	struct ibv_cq_ex ex; /* its prefix is struct ibv_cq */
+	struct efadv_cq dv;
+	struct sefa_context *ctx;
+	pthread_mutex_t lock;
+	struct sefa_cqe *ring;
+	uint32_t cap, head, count;
+	struct sefa_cqe cur; /* the entry the extended poll API is reading */
+	bool armed;
+	uint64_t wc_flags;
+	uint64_t efa_wc_flags;
+	atomic_uint qp_refs;
+};
+
+/* ---- queue pair -------------------------------------------------------- */
+
+enum sefa_qp_kind {
+	SEFA_QP_UD,
+	SEFA_QP_SRD,
+};
+
+struct sefa_recv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	struct ibv_sge sge[SEFA_MAX_SGE];
+};
+
+/* A send work request as the device sees it, staged by post_send or the wr_* API. */
+struct sefa_send_wqe {
+	uint64_t wr_id;
+	uint32_t imm_be; /* network order, as given */
+	uint8_t opcode;  /* enum ibv_wr_opcode */
+	bool has_imm;
+	bool is_inline;
+	bool signaled;
+	uint32_t num_sge;
+	struct ibv_sge sge[SEFA_MAX_SGE];
+	uint32_t inline_len;
+	uint8_t *inline_buf; /* max_inline_data bytes owned by the QP */
+	struct sefa_ah *ah;
+	uint32_t remote_qpn;
+	uint32_t remote_qkey;
+	uint32_t hints;
+};
+
+struct sefa_qp {
+	struct ibv_qp_ex qpx; /* its prefix is struct ibv_qp */
+	struct efadv_qp dv;
+	struct net_ep ep;
+	struct sefa_context *ctx;
+	struct sefa_shared *sh;
+	enum sefa_qp_kind kind;
+
+	/* attributes */
+	uint32_t qkey;
+	uint32_t sq_psn;
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t rnr_retry;
+	uint8_t sl;
+	bool sq_sig_all;
+	bool en_sqd_async_notify;
+	uint16_t efa_flags;
+	uint64_t efa_wr_flags;
+	uint64_t send_ops_flags;
+	struct ibv_qp_cap cap; /* as rounded and written back at creation */
+
+	/* send queue: occupancy counts posts until their completion is polled */
+	uint32_t sq_depth;
+	uint32_t sq_posted;
+	atomic_uint sq_done;
+	uint8_t *inline_bufs; /* sq staging inline space: (sq_depth + 1) * max_inline */
+
+	/* receive queue: a ring of posted WQEs not yet consumed */
+	uint32_t rq_depth;
+	uint32_t rq_posted;
+	atomic_uint rq_done;
+	struct sefa_recv_wqe *rq;
+	uint32_t rq_head, rq_count;
+
+	/* wr_* session: staged WQEs, committed by wr_complete */
+	struct sefa_send_wqe *stage;
+	uint32_t nstage;
+	int session_err;
+	struct sefa_send_wqe legacy_wqe;
+};
+
+/* ---- conversions ------------------------------------------------------- */
+
+static inline struct sefa_context *to_sctx(struct ibv_context *c)
+{
+	return container_of(c, struct sefa_context, vctx.context);
+}
+static inline struct sefa_pd *to_spd(struct ibv_pd *p)
+{
+	return container_of(p, struct sefa_pd, ibpd);
+}
+static inline struct sefa_mr *to_smr(struct ibv_mr *m)
+{
+	return container_of(m, struct sefa_mr, ibmr);
+}
+static inline struct sefa_ah *to_sah(struct ibv_ah *a)
+{
+	return container_of(a, struct sefa_ah, ibah);
+}
+static inline struct sefa_cq *to_scq(struct ibv_cq *c)
+{
+	return container_of((struct ibv_cq_ex *)c, struct sefa_cq, ex);
+}
+static inline struct sefa_cq *to_scq_ex(struct ibv_cq_ex *c)
+{
+	return container_of(c, struct sefa_cq, ex);
+}
+static inline struct sefa_qp *to_sqp(struct ibv_qp *q)
+{
+	return container_of(q, struct sefa_qp, qpx.qp_base);
+}
+static inline struct sefa_qp *to_sqp_ex(struct ibv_qp_ex *q)
+{
+	return container_of(q, struct sefa_qp, qpx);
+}
+static inline struct sefa_channel *to_sch(struct ibv_comp_channel *c)
+{
+	return container_of(c, struct sefa_channel, ch);
+}
+
+static inline const struct sefa_limits *sefa_lim(void)
+{
+	return &sefa_config_get()->lim;
+}
+
+/* ---- cross-file internals (all hidden) ------------------------------------ */
+
+/* device.c */
+bool sefa_is_our_device(const struct ibv_device *dev);
+bool sefa_is_our_context(const struct ibv_context *ctx);
+void sefa_sysfs_ensure(void);
+
+/* shared.c */
+int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out);
+void sefa_shared_release(struct sefa_shared *sh);
+
+/* mr.c (locked) */
+struct sefa_mr *sefa_mr_lookup(struct sefa_shared *sh, uint32_t key);
+
+/* cq.c */
+void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe);
+void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp);
+struct ibv_cq_ex *sefa_cq_create(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
+                                 uint64_t efa_wc_flags);
+
+/* qp.c */
+struct ibv_qp *sefa_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+                              const struct efadv_qp_init_attr *efa);
+void sefa_qp_flush(struct sefa_qp *qp);
+
+/* post.c */
+void sefa_qp_fill_wr_ops(struct sefa_qp *qp);
+extern const struct net_ep_ops sefa_ud_ep_ops;
+
+/* context.c */
+void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev);
+
+/* ../efa/status.c: the one place EFA statuses become ibv_wc_status. */
+enum ibv_wc_status sefa_efa_status_to_wc(unsigned efa_status);
+
+#endif

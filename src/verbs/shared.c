@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+/* The per-process state of a device, shared by all of its contexts. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sefa.h"
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sefa_shared *shared[SEFA_MAX_DEVICES];
+
+int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
+{
+	struct sefa_shared *sh;
+	int err = 0;
+
+	pthread_mutex_lock(&shared_lock);
+	sh = shared[dev_index];
+	if (!sh) {
+		sh = calloc(1, sizeof(*sh));
+		if (!sh) {
+			err = -ENOMEM;
+			goto out;
+		}
+		sh->dev_index = dev_index;
+		err = net_engine_acquire(dev_index, &sh->eng);
+		if (err) {
+			free(sh);
+			goto out;
+		}
+		shared[dev_index] = sh;
+	}
+	sh->refs++;
+	*out = sh;
+out:
+	pthread_mutex_unlock(&shared_lock);
+	return err;
+}
+
+void sefa_shared_release(struct sefa_shared *sh)
+{
+	pthread_mutex_lock(&shared_lock);
+	if (--sh->refs == 0) {
+		shared[sh->dev_index] = NULL;
+		net_engine_release(sh->eng);
+		free(sh->mr_slots);
+		free(sh);
+	}
+	pthread_mutex_unlock(&shared_lock);
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ibv_wr_* send-ops API. Work requests are staged between wr_start and
+ * wr_complete; the first error is latched and returned by wr_complete, which then
+ * posts nothing (the whole batch rolls back), as real EFA does.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "send.h"
+
+static struct sefa_send_wqe *cur_wqe(struct sefa_qp *qp)
+{
+	if (qp->session_err)
+		return NULL;
+	if (!qp->nstage) {
+		qp->session_err = EINVAL; /* a setter before any opcode */
+		return NULL;
+	}
+	return &qp->stage[qp->nstage - 1];
+}
+
+static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+	struct sefa_send_wqe *w;
+	int err;
+
+	if (qp->session_err)
+		return NULL;
+	err = sefa_send_validate(qp, qpx->wr_flags, qp->nstage);
+	if (err) {
+		qp->session_err = err;
+		return NULL;
+	}
+	w = &qp->stage[qp->nstage++];
+	w->wr_id = qpx->wr_id;
+	w->opcode = opcode;
+	w->has_imm = false;
+	w->is_inline = false;
+	w->signaled = true;
+	w->num_sge = 0;
+	w->inline_len = 0;
+	w->ah = NULL;
+	w->remote_qpn = 0;
+	w->remote_qkey = 0;
+	w->hints = 0;
+	return w;
+}
+
+static void wr_send(struct ibv_qp_ex *qpx)
+{
+	begin_op(qpx, IBV_WR_SEND);
+}
+
+static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
+{
+	struct sefa_send_wqe *w = begin_op(qpx, IBV_WR_SEND_WITH_IMM);
+
+	if (w) {
+		w->has_imm = true;
+		w->imm_be = imm_data;
+	}
+}
+
+static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn,
+                           uint32_t remote_qkey)
+{
+	struct sefa_send_wqe *w = cur_wqe(to_sqp_ex(qpx));
+
+	if (!w)
+		return;
+	w->ah = ah ? to_sah(ah) : NULL;
+	w->remote_qpn = remote_qpn;
+	w->remote_qkey = remote_qkey;
+}
+
+static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
+{
+	struct sefa_send_wqe *w = cur_wqe(to_sqp_ex(qpx));
+
+	if (!w)
+		return;
+	w->is_inline = false;
+	w->num_sge = 1;
+	w->sge[0] = (struct ibv_sge){.addr = addr, .length = length, .lkey = lkey};
+}
+
+static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct ibv_sge *sg_list)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+	struct sefa_send_wqe *w = cur_wqe(qp);
+
+	if (!w)
+		return;
+	if (num_sge > qp->cap.max_send_sge) {
+		qp->session_err = EINVAL;
+		return;
+	}
+	w->is_inline = false;
+	w->num_sge = (uint32_t)num_sge;
+	memcpy(w->sge, sg_list, num_sge * sizeof(*sg_list));
+}
+
+static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+	struct sefa_send_wqe *w = cur_wqe(qp);
+
+	if (!w)
+		return;
+	if (length > qp->cap.max_inline_data) {
+		qp->session_err = EINVAL;
+		return;
+	}
+	memcpy(w->inline_buf, addr, length);
+	w->inline_len = (uint32_t)length;
+	w->is_inline = true;
+}
+
+static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
+                                    const struct ibv_data_buf *buf_list)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+	struct sefa_send_wqe *w = cur_wqe(qp);
+	size_t total = 0;
+
+	if (!w)
+		return;
+	for (size_t i = 0; i < num_buf; i++)
+		total += buf_list[i].length;
+	if (total > qp->cap.max_inline_data) {
+		qp->session_err = EINVAL;
+		return;
+	}
+	total = 0;
+	for (size_t i = 0; i < num_buf; i++) {
+		memcpy(w->inline_buf + total, buf_list[i].addr, buf_list[i].length);
+		total += buf_list[i].length;
+	}
+	w->inline_len = (uint32_t)total;
+	w->is_inline = true;
+}
+
+static void wr_start(struct ibv_qp_ex *qpx)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+
+	qp->nstage = 0;
+	qp->session_err = 0;
+}
+
+static int wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+	struct net_engine *eng = qp->sh->eng;
+	int err = qp->session_err;
+
+	if (!err && qp->nstage) {
+		net_engine_lock(eng);
+		/* The SQ may have filled since staging began (another thread posted). */
+		if (sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1) == ENOMEM) {
+			err = ENOMEM;
+		} else {
+			for (uint32_t i = 0; i < qp->nstage; i++)
+				sefa_send_transmit(qp, &qp->stage[i]);
+			net_engine_flush(eng);
+		}
+		net_engine_unlock(eng);
+	}
+	qp->nstage = 0;
+	qp->session_err = 0;
+	return err;
+}
+
+static void wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct sefa_qp *qp = to_sqp_ex(qpx);
+
+	qp->nstage = 0;
+	qp->session_err = 0;
+}
+
+void sefa_qp_fill_wr_ops(struct sefa_qp *qp)
+{
+	struct ibv_qp_ex *x = &qp->qpx;
+
+	x->wr_start = wr_start;
+	x->wr_complete = wr_complete;
+	x->wr_abort = wr_abort;
+	if (qp->send_ops_flags & IBV_QP_EX_WITH_SEND)
+		x->wr_send = wr_send;
+	if (qp->send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		x->wr_send_imm = wr_send_imm;
+	x->wr_set_ud_addr = wr_set_ud_addr;
+	x->wr_set_sge = wr_set_sge;
+	x->wr_set_sge_list = wr_set_sge_list;
+	x->wr_set_inline_data = wr_set_inline_data;
+	x->wr_set_inline_data_list = wr_set_inline_data_list;
+	x->comp_mask = 0;
+}

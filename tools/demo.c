@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: MIT
+/*
+ * softefa demo: two processes on loopback talk through the verbs API exactly as an
+ * EFA application would (device, PD, MR, CQ, UD QP, AH), then report ping-pong
+ * latency and streaming throughput. UD is unreliable, so the ping-pong resends a
+ * ping that goes unanswered, and the stream is paced by cumulative credits from the
+ * receiver; both report any loss they saw.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+#define DEMO_QKEY   0x11111111u
+#define GRH         40
+#define RQ_DEPTH    512
+#define SQ_DEPTH    256
+#define MAX_PAYLOAD 8928
+#define CREDIT_STEP 16
+#define WINDOW      256
+
+enum msg_type { MSG_PING = 1, MSG_PONG, MSG_DATA, MSG_CREDIT, MSG_DONE, MSG_QUIT };
+
+struct demo_hdr {
+	uint32_t type;
+	uint32_t seq;
+	uint64_t value;
+};
+
+struct endpoint_info {
+	union ibv_gid gid;
+	uint32_t qpn;
+};
+
+struct demo {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	uint8_t *buf; /* RQ_DEPTH receive slots, then SQ_DEPTH send slots */
+	size_t slot;
+	uint32_t remote_qpn;
+	unsigned send_next;
+	unsigned sends_outstanding;
+	uint32_t stream_id;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int die(const char *what)
+{
+	fprintf(stderr, "softefa demo: %s: %s\n", what, strerror(errno));
+	return -1;
+}
+
+static uint8_t *recv_slot(struct demo *d, unsigned i)
+{
+	return d->buf + (size_t)i * d->slot;
+}
+
+static uint8_t *send_slot(struct demo *d, unsigned i)
+{
+	return d->buf + (size_t)(RQ_DEPTH + i) * d->slot;
+}
+
+static int post_recv(struct demo *d, unsigned i)
+{
+	struct ibv_sge sge = {(uintptr_t)recv_slot(d, i), (uint32_t)d->slot, d->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	return ibv_post_recv(d->qp, &wr, &bad);
+}
+
+static int setup(struct demo *d, struct endpoint_info *me)
+{
+	struct ibv_qp_init_attr qia = {0};
+	struct ibv_qp_attr qa = {0};
+	struct ibv_device **list;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (!list || n < 1)
+		return die("no device");
+	d->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (!d->ctx)
+		return die("open device");
+	d->pd = ibv_alloc_pd(d->ctx);
+	d->cq = ibv_create_cq(d->ctx, RQ_DEPTH + SQ_DEPTH, NULL, NULL, 0);
+	if (!d->pd || !d->cq)
+		return die("pd/cq");
+	d->slot = GRH + MAX_PAYLOAD;
+	d->buf = aligned_alloc(4096, ((RQ_DEPTH + SQ_DEPTH) * d->slot + 4095) & ~(size_t)4095);
+	if (!d->buf)
+		return die("buffer");
+	memset(d->buf, 0, (RQ_DEPTH + SQ_DEPTH) * d->slot);
+	d->mr = ibv_reg_mr(d->pd, d->buf, (RQ_DEPTH + SQ_DEPTH) * d->slot, IBV_ACCESS_LOCAL_WRITE);
+	if (!d->mr)
+		return die("reg_mr");
+	qia.send_cq = d->cq;
+	qia.recv_cq = d->cq;
+	qia.qp_type = IBV_QPT_UD;
+	qia.sq_sig_all = 1;
+	qia.cap.max_send_wr = SQ_DEPTH;
+	qia.cap.max_recv_wr = RQ_DEPTH;
+	qia.cap.max_send_sge = 1;
+	qia.cap.max_recv_sge = 1;
+	d->qp = ibv_create_qp(d->pd, &qia);
+	if (!d->qp)
+		return die("create_qp");
+	qa.qp_state = IBV_QPS_INIT;
+	qa.pkey_index = 0;
+	qa.port_num = 1;
+	qa.qkey = DEMO_QKEY;
+	if (ibv_modify_qp(d->qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return die("modify INIT");
+	qa.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(d->qp, &qa, IBV_QP_STATE))
+		return die("modify RTR");
+	qa.qp_state = IBV_QPS_RTS;
+	qa.sq_psn = 0;
+	if (ibv_modify_qp(d->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return die("modify RTS");
+	for (unsigned i = 0; i < RQ_DEPTH; i++)
+		if (post_recv(d, i))
+			return die("post_recv");
+	if (ibv_query_gid(d->ctx, 1, 0, &me->gid))
+		return die("query_gid");
+	me->qpn = d->qp->qp_num;
+	return 0;
+}
+
+static int connect_peer(struct demo *d, const struct endpoint_info *peer)
+{
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+
+	aa.grh.dgid = peer->gid;
+	aa.grh.hop_limit = 64;
+	d->ah = ibv_create_ah(d->pd, &aa);
+	if (!d->ah)
+		return die("create_ah");
+	d->remote_qpn = peer->qpn;
+	return 0;
+}
+
+static void teardown(struct demo *d)
+{
+	if (d->ah)
+		ibv_destroy_ah(d->ah);
+	if (d->qp)
+		ibv_destroy_qp(d->qp);
+	if (d->mr)
+		ibv_dereg_mr(d->mr);
+	if (d->cq)
+		ibv_destroy_cq(d->cq);
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	if (d->ctx)
+		ibv_close_device(d->ctx);
+	free(d->buf);
+}
+
+static int send_msg(struct demo *d, uint32_t type, uint32_t seq, uint64_t value, uint32_t len)
+{
+	unsigned i = d->send_next++ % SQ_DEPTH;
+	struct demo_hdr h = {type, seq, value};
+	uint8_t *p = send_slot(d, i);
+	struct ibv_sge sge = {(uintptr_t)p, len < sizeof(h) ? (uint32_t)sizeof(h) : len,
+	                      d->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = 1ull << 63,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = IBV_WR_SEND},
+	                   *bad;
+
+	memcpy(p, &h, sizeof(h));
+	wr.wr.ud.ah = d->ah;
+	wr.wr.ud.remote_qpn = d->remote_qpn;
+	wr.wr.ud.remote_qkey = DEMO_QKEY;
+	if (ibv_post_send(d->qp, &wr, &bad))
+		return die("post_send");
+	d->sends_outstanding++;
+	return 0;
+}
+
+/*
+ * Polls until one message arrives or the deadline passes; send completions are reaped
+ * on the way. Returns 1 with *out filled, 0 on timeout, -1 on error.
+ */
+static int wait_msg(struct demo *d, struct demo_hdr *out, uint64_t deadline)
+{
+	struct ibv_wc wc;
+
+	for (;;) {
+		int n = ibv_poll_cq(d->cq, 1, &wc);
+
+		if (n < 0)
+			return die("poll_cq");
+		if (n == 0) {
+			if (now_ns() > deadline)
+				return 0;
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "softefa demo: completion error: %s\n",
+			        ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		if (wc.wr_id >> 63) {
+			d->sends_outstanding--;
+			continue;
+		}
+		memcpy(out, recv_slot(d, (unsigned)wc.wr_id) + GRH, sizeof(*out));
+		if (post_recv(d, (unsigned)wc.wr_id))
+			return die("post_recv");
+		return 1;
+	}
+}
+
+static int serve(struct demo *d)
+{
+	uint64_t received = 0, last_credit = 0, final = 0;
+	uint32_t stream_id = 0;
+	struct demo_hdr m;
+
+	for (;;) {
+		int r = wait_msg(d, &m, now_ns() + 30ull * 1000000000ull);
+
+		if (r <= 0)
+			return r < 0 ? -1
+			             : (fprintf(stderr, "softefa demo: peer went quiet\n"), -1);
+		switch (m.type) {
+		case MSG_PING:
+			if (send_msg(d, MSG_PONG, m.seq, 0, (uint32_t)m.value))
+				return -1;
+			break;
+		case MSG_DATA:
+			received++;
+			if (received - last_credit >= CREDIT_STEP) {
+				last_credit = received;
+				if (send_msg(d, MSG_CREDIT, 0, received, 0))
+					return -1;
+			}
+			break;
+		case MSG_DONE:
+			/* The final count of this stream; a repeated DONE gets the same answer. */
+			if (m.seq != stream_id) {
+				stream_id = m.seq;
+				final = received;
+				received = last_credit = 0;
+			}
+			if (send_msg(d, MSG_CREDIT, m.seq, final, 0))
+				return -1;
+			break;
+		case MSG_QUIT:
+			return 0;
+		default:
+			break;
+		}
+	}
+}
+
+static int latency(struct demo *d, uint32_t size, unsigned iters, double *us, unsigned *resent)
+{
+	struct demo_hdr m;
+	uint64_t t0;
+
+	*resent = 0;
+	t0 = now_ns();
+	for (unsigned i = 0; i < iters; i++) {
+		for (;;) {
+			int r;
+
+			if (send_msg(d, MSG_PING, i, size, size))
+				return -1;
+			do {
+				r = wait_msg(d, &m, now_ns() + 100000000ull);
+			} while (r == 1 && (m.type != MSG_PONG || m.seq != i));
+			if (r < 0)
+				return -1;
+			if (r == 1)
+				break;
+			(*resent)++; /* lost ping or pong: UD does not retry, the demo does */
+		}
+	}
+	*us = (double)(now_ns() - t0) / 1000.0 / iters / 2.0;
+	return 0;
+}
+
+static int stream(struct demo *d, uint32_t size, uint64_t duration_ns, double *gbps, double *mmps,
+                  uint64_t *lost)
+{
+	uint64_t sent = 0, acked = 0, t0 = now_ns(), t_end = t0 + duration_ns;
+	struct demo_hdr m;
+
+	while (now_ns() < t_end) {
+		if (sent - acked < WINDOW && d->sends_outstanding < SQ_DEPTH / 2) {
+			if (send_msg(d, MSG_DATA, (uint32_t)sent, 0, size))
+				return -1;
+			sent++;
+			continue;
+		}
+		int r = wait_msg(d, &m, now_ns() + 5000000ull);
+
+		if (r < 0)
+			return -1;
+		if (r == 1 && m.type == MSG_CREDIT && m.value > acked)
+			acked = m.value;
+		if (r == 0)
+			acked = sent - CREDIT_STEP < acked ? acked : sent - CREDIT_STEP;
+	}
+	/* DONE may be lost like any datagram: ask again until the final count comes. */
+	d->stream_id++;
+	for (int tries = 0;; tries++) {
+		int r;
+
+		if (tries == 50) {
+			fprintf(stderr, "softefa demo: receiver does not answer\n");
+			return -1;
+		}
+		if (send_msg(d, MSG_DONE, d->stream_id, 0, 0))
+			return -1;
+		do {
+			r = wait_msg(d, &m, now_ns() + 100000000ull);
+		} while (r == 1 && !(m.type == MSG_CREDIT && m.seq == d->stream_id));
+		if (r < 0)
+			return -1;
+		if (r == 1) {
+			acked = m.value;
+			break;
+		}
+	}
+	{
+		double secs = (double)(now_ns() - t0) / 1e9;
+
+		*gbps = (double)acked * size * 8 / secs / 1e9;
+		*mmps = (double)acked / secs / 1e6;
+		*lost = sent - acked;
+	}
+	return 0;
+}
+
+static int run_client(struct demo *d, unsigned iters)
+{
+	static const uint32_t sizes[] = {64, 1024, 4096, 8192};
+	double us, gbps, mmps;
+	unsigned resent;
+	uint64_t lost;
+
+	printf("softefa demo: two processes, UD queue pairs on efa_0, loopback\n\n");
+	printf("%-10s %14s %10s\n", "size (B)", "latency (us)", "resent");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (latency(d, sizes[i], iters, &us, &resent))
+			return -1;
+		printf("%-10u %14.2f %10u\n", sizes[i], us, resent);
+	}
+	printf("\n%-10s %14s %10s %10s\n", "size (B)", "Gbit/s", "Mmsg/s", "lost");
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		if (stream(d, sizes[i], 300000000ull, &gbps, &mmps, &lost))
+			return -1;
+		printf("%-10u %14.2f %10.3f %10llu\n", sizes[i], gbps, mmps,
+		       (unsigned long long)lost);
+	}
+	/* Unreliable: say goodbye a few times; the server leaves at the first one. */
+	for (int i = 0; i < 3; i++)
+		if (send_msg(d, MSG_QUIT, 0, 0, 0))
+			return -1;
+	return 0;
+}
+
+int tool_demo(int argc, char **argv)
+{
+	unsigned iters = 10000;
+	struct endpoint_info me, peer;
+	int to_child[2], to_parent[2];
+	struct demo d = {0};
+	int status, rc = 0;
+	pid_t child;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+			iters = (unsigned)strtoul(argv[++i], NULL, 10);
+		else {
+			fprintf(stderr, "usage: softefa demo [--iters N]\n");
+			return 2;
+		}
+	}
+	if (iters == 0)
+		iters = 1;
+	if (pipe(to_child) || pipe(to_parent))
+		return die("pipe");
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		return die("fork");
+	if (child == 0) {
+		/* The server: echoes pings, counts data, returns credits. */
+		close(to_child[1]);
+		close(to_parent[0]);
+		if (setup(&d, &me) || write(to_parent[1], &me, sizeof(me)) != (ssize_t)sizeof(me) ||
+		    read(to_child[0], &peer, sizeof(peer)) != (ssize_t)sizeof(peer) ||
+		    connect_peer(&d, &peer) || serve(&d))
+			rc = 1;
+		teardown(&d);
+		_exit(rc);
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	if (setup(&d, &me) || read(to_parent[0], &peer, sizeof(peer)) != (ssize_t)sizeof(peer) ||
+	    write(to_child[1], &me, sizeof(me)) != (ssize_t)sizeof(me) || connect_peer(&d, &peer) ||
+	    run_client(&d, iters))
+		rc = 1;
+	teardown(&d);
+	if (rc)
+		kill(child, SIGTERM);
+	waitpid(child, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		rc = 1;
+	printf("%s\n", rc ? "\ndemo FAILED" : "\ndemo done");
+	return rc;
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * softefa: the command-line front end.
+ *   softefa run [--] CMD [ARGS...]  run an unmodified program on softefa
+ *   softefa env                     print the environment `run` sets, for eval
+ *   softefa info                    list devices and their attributes
+ *   softefa stats                   counters of every live softefa process
+ *   softefa demo [--iters N]        two processes exchange messages; latency, throughput
+ */
+#include <errno.h>
+#include <infiniband/efadv.h>
+#include <infiniband/verbs.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+static int usage(FILE *f)
+{
+	fprintf(f, "usage: softefa run [--] CMD [ARGS...]\n"
+	           "       softefa env\n"
+	           "       softefa info\n"
+	           "       softefa stats\n"
+	           "       softefa demo [--iters N] [--size BYTES]\n");
+	return f == stderr ? 2 : 0;
+}
+
+/* The library directory: $SOFTEFA_LIBDIR, else ../lib beside this executable. */
+static int lib_dir(char *out, size_t cap)
+{
+	const char *env = getenv("SOFTEFA_LIBDIR");
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, cap, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	/* <prefix>/bin/softefa -> <prefix>/bin/../lib */
+	snprintf(out, cap, "%s/../lib", dirname(exe));
+	return 0;
+}
+
+static int setup_env(char *libdir, size_t cap, const char **sysfs)
+{
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char buf[PATH_MAX * 2], real[PATH_MAX];
+	struct ibv_device **list;
+	int err = lib_dir(libdir, cap);
+
+	if (err)
+		return err;
+	if (realpath(libdir, real))
+		snprintf(libdir, cap, "%s", real);
+	snprintf(buf, sizeof(buf), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
+	setenv("LD_LIBRARY_PATH", buf, 1);
+	/* Listing the devices makes the library build its sysfs tree. */
+	list = ibv_get_device_list(NULL);
+	if (list)
+		ibv_free_device_list(list);
+	*sysfs = softefa_sysfs_dir();
+	setenv("SYSFS_PATH", *sysfs, 1);
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	char libdir[PATH_MAX];
+	const char *sysfs;
+	int err;
+
+	if (argc > 0 && !strcmp(argv[0], "--")) {
+		argc--;
+		argv++;
+	}
+	if (argc < 1)
+		return usage(stderr);
+	err = setup_env(libdir, sizeof(libdir), &sysfs);
+	if (err) {
+		fprintf(stderr, "softefa: cannot find the library directory: %s\n", strerror(-err));
+		return 1;
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "softefa: %s: %s\n", argv[0], strerror(errno));
+	return 127;
+}
+
+static int cmd_env(void)
+{
+	char libdir[PATH_MAX];
+	const char *sysfs;
+	int err = setup_env(libdir, sizeof(libdir), &sysfs);
+
+	if (err)
+		return 1;
+	printf("export LD_LIBRARY_PATH='%s'\n", getenv("LD_LIBRARY_PATH"));
+	printf("export SYSFS_PATH='%s'\n", sysfs);
+	return 0;
+}
+
+static int cmd_info(void)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (!list || n == 0) {
+		fprintf(stderr, "softefa: no devices (check the SOFTEFA_* variables)\n");
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+		struct efadv_device_attr efa;
+		struct ibv_device_attr da;
+		struct ibv_port_attr pa;
+		union ibv_gid gid;
+		char gs[64];
+
+		if (!ctx) {
+			fprintf(stderr, "softefa: %s: open: %s\n", ibv_get_device_name(list[i]),
+			        strerror(errno));
+			continue;
+		}
+		if (ibv_query_device(ctx, &da) || ibv_query_port(ctx, 1, &pa) ||
+		    ibv_query_gid(ctx, 1, 0, &gid) || efadv_query_device(ctx, &efa, sizeof(efa))) {
+			fprintf(stderr, "softefa: %s: query failed\n",
+			        ibv_get_device_name(list[i]));
+			ibv_close_device(ctx);
+			continue;
+		}
+		tool_gid_str(&gid, gs, sizeof(gs));
+		printf("%s\n", ibv_get_device_name(list[i]));
+		printf("  gid              %s (%s)\n", gs, tool_gid_endpoint(&gid));
+		printf("  vendor           0x%04x part 0x%04x fw %s\n", da.vendor_id,
+		       da.vendor_part_id, da.fw_ver);
+		printf("  port 1           %s, max_msg_sz %u\n", ibv_port_state_str(pa.state),
+		       pa.max_msg_sz);
+		printf("  limits           qp %d, cq %d, cqe %d, mr %d, pd %d, ah %d\n", da.max_qp,
+		       da.max_cq, da.max_cqe, da.max_mr, da.max_pd, da.max_ah);
+		printf("  efa              sq_wr %u rq_wr %u sq_sge %u rq_sge %u inline %u/%u "
+		       "rdma %u caps 0x%x\n",
+		       efa.max_sq_wr, efa.max_rq_wr, efa.max_sq_sge, efa.max_rq_sge,
+		       efa.inline_buf_size, efa.inline_buf_size_ex, efa.max_rdma_size,
+		       efa.device_caps);
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(stderr);
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "env"))
+		return cmd_env();
+	if (!strcmp(argv[1], "info"))
+		return cmd_info();
+	if (!strcmp(argv[1], "stats"))
+		return tool_stats(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "demo"))
+		return tool_demo(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
+		return usage(stdout);
+	return usage(stderr);
+}

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/* softefa stats: read the counters every live softefa engine publishes. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../src/net/counters.h"
+#include "tool.h"
+
+static bool alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+static void print_one(const struct net_stats_file *s, bool json, bool *first)
+{
+	const uint64_t *v = (const uint64_t *)&s->c;
+	unsigned n = s->ncounters < net_counter_count ? s->ncounters : net_counter_count;
+	union ibv_gid gid;
+
+	memcpy(gid.raw, s->gid, sizeof(gid.raw));
+	if (json) {
+		printf(
+		    "%s{\"pid\": %u, \"device\": \"efa_%u\", \"endpoint\": \"%s\", \"counters\": {",
+		    *first ? "" : ", ", s->pid, s->dev_index, tool_gid_endpoint(&gid));
+		for (unsigned i = 0; i < n; i++)
+			printf("%s\"%s\": %llu", i ? ", " : "", net_counter_names[i],
+			       (unsigned long long)v[i]);
+		printf("}}");
+	} else {
+		printf("pid %u efa_%u (%s)\n", s->pid, s->dev_index, tool_gid_endpoint(&gid));
+		for (unsigned i = 0; i < n; i++)
+			if (v[i])
+				printf("  %-22s %llu\n", net_counter_names[i],
+				       (unsigned long long)v[i]);
+	}
+	*first = false;
+}
+
+int tool_stats(int argc, char **argv)
+{
+	char dir[512], path[1024];
+	bool json = false, first = true;
+	long only_pid = 0;
+	struct dirent *de;
+	DIR *d;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			only_pid = strtol(argv[++i], NULL, 10);
+		else {
+			fprintf(stderr, "usage: softefa stats [--json] [--pid PID]\n");
+			return 2;
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s/stats", softefa_run_dir());
+	if (json)
+		printf("[");
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		struct net_stats_file s;
+		unsigned pid, dev;
+		int fd;
+
+		if (sscanf(de->d_name, "%u.%u", &pid, &dev) != 2)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!alive((pid_t)pid)) {
+			unlink(path); /* left behind by a process that died */
+			continue;
+		}
+		if (only_pid && (long)pid != only_pid)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (read(fd, &s, sizeof(s)) == (ssize_t)sizeof(s) && s.magic == NET_STATS_MAGIC &&
+		    s.version == NET_STATS_VERSION)
+			print_one(&s, json, &first);
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	if (json)
+		printf("]\n");
+	else if (first)
+		printf("no live softefa process\n");
+	return 0;
+}
