@@ -244,7 +244,7 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	src.sin_port = htons(h.src_port);
 	peer = net_peer_lookup_addr(e, &src);
 	info.hdr = &h;
-	info.ahn = peer ? peer->ahn : NET_AHN_UNKNOWN;
+	info.peer = peer;
 	net_gid_encode(src.sin_addr, h.src_port, info.src_gid);
 	ep->ops->rx_ud(ep, &info, payload, h.payload_len);
 }

@@ -27,19 +27,31 @@
 
 struct net_engine;
 
-/* A remote engine for which the application holds at least one AH. */
+/* Who holds AHs for a peer: an opaque owner (a PD) and how many. */
+struct net_peer_owner {
+	const void *owner;
+	uint32_t refs;
+};
+
+/*
+ * A remote engine for which the application holds at least one AH. The AH number is
+ * shared by every AH for the GID; whether a receiver "has an AH" for a sender is a
+ * question about its own PD, so references are counted per owner.
+ */
 struct net_peer {
 	uint8_t gid[NET_GID_LEN];
 	struct sockaddr_in sa;
 	uint16_t ahn;
 	uint32_t refs;
+	struct net_peer_owner *owners;
+	uint32_t nowners;
 	struct net_peer *hnext; /* hash chain keyed by (ip, port) */
 };
 
 /* What the engine knows about a received message besides its header and payload. */
 struct net_rx_info {
 	const struct srd_ud_hdr *hdr;
-	uint16_t ahn; /* receiver's AH number for the source, or NET_AHN_UNKNOWN */
+	const struct net_peer *peer; /* the sender, if any AH names it; else NULL */
 	uint8_t src_gid[NET_GID_LEN];
 };
 
@@ -75,8 +87,11 @@ int net_ep_register(struct net_engine *e, struct net_ep *ep);
 void net_ep_unregister(struct net_engine *e, struct net_ep *ep);
 
 /* Peers (locked). get returns NULL with errno EINVAL (bad GID) or ENOMEM. */
-struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LEN]);
-void net_peer_put(struct net_engine *e, struct net_peer *p);
+struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LEN],
+                              const void *owner);
+void net_peer_put(struct net_engine *e, struct net_peer *p, const void *owner);
+/* The AH number owner sees for peer: p->ahn if owner holds an AH for it, else unknown. */
+uint16_t net_peer_ahn_for(const struct net_peer *p, const void *owner);
 unsigned net_peer_count(const struct net_engine *e);
 /* The peer with AH number ahn, or NULL (locked). */
 const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn);

@@ -56,7 +56,46 @@ static int ahn_alloc(struct net_engine *e, struct net_peer *p)
 	return 0;
 }
 
-struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LEN])
+static int owner_ref(struct net_peer *p, const void *owner)
+{
+	struct net_peer_owner *n;
+
+	for (uint32_t i = 0; i < p->nowners; i++) {
+		if (p->owners[i].owner == owner) {
+			p->owners[i].refs++;
+			return 0;
+		}
+	}
+	n = realloc(p->owners, (p->nowners + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->owners = n;
+	p->owners[p->nowners++] = (struct net_peer_owner){owner, 1};
+	return 0;
+}
+
+static void owner_unref(struct net_peer *p, const void *owner)
+{
+	for (uint32_t i = 0; i < p->nowners; i++) {
+		if (p->owners[i].owner == owner) {
+			if (--p->owners[i].refs == 0)
+				p->owners[i] = p->owners[--p->nowners];
+			return;
+		}
+	}
+}
+
+uint16_t net_peer_ahn_for(const struct net_peer *p, const void *owner)
+{
+	if (p)
+		for (uint32_t i = 0; i < p->nowners; i++)
+			if (p->owners[i].owner == owner)
+				return p->ahn;
+	return NET_AHN_UNKNOWN;
+}
+
+struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LEN],
+                              const void *owner)
 {
 	struct sockaddr_in sa;
 	struct net_peer *p;
@@ -69,6 +108,10 @@ struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LE
 	}
 	p = net_peer_lookup_addr(e, &sa);
 	if (p) {
+		if (owner_ref(p, owner)) {
+			errno = ENOMEM;
+			return NULL;
+		}
 		p->refs++;
 		return p;
 	}
@@ -80,8 +123,11 @@ struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LE
 	memcpy(p->gid, gid, NET_GID_LEN);
 	p->sa = sa;
 	p->refs = 1;
-	err = ahn_alloc(e, p);
+	err = owner_ref(p, owner);
+	if (!err)
+		err = ahn_alloc(e, p);
 	if (err) {
+		free(p->owners);
 		free(p);
 		errno = -err;
 		return NULL;
@@ -93,10 +139,11 @@ struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LE
 	return p;
 }
 
-void net_peer_put(struct net_engine *e, struct net_peer *p)
+void net_peer_put(struct net_engine *e, struct net_peer *p, const void *owner)
 {
 	struct net_peer **pp;
 
+	owner_unref(p, owner);
 	if (--p->refs)
 		return;
 	for (pp = &e->peer_hash[addr_hash(&p->sa)]; *pp; pp = &(*pp)->hnext) {
@@ -107,6 +154,7 @@ void net_peer_put(struct net_engine *e, struct net_peer *p)
 	}
 	e->peers_by_ahn[p->ahn] = NULL;
 	e->npeers--;
+	free(p->owners);
 	free(p);
 }
 
@@ -122,8 +170,11 @@ const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn)
 
 void net_peer_free_all(struct net_engine *e)
 {
-	for (unsigned i = 0; i < e->peers_cap; i++)
+	for (unsigned i = 0; i < e->peers_cap; i++) {
+		if (e->peers_by_ahn[i])
+			free(e->peers_by_ahn[i]->owners);
 		free(e->peers_by_ahn[i]);
+	}
 	free(e->peers_by_ahn);
 	e->peers_by_ahn = NULL;
 	e->peers_cap = 0;

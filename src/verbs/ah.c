@@ -34,7 +34,7 @@ SEFA_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr
 		err = ENOMEM;
 		goto fail;
 	}
-	ah->peer = net_peer_get(eng, attr->grh.dgid.raw);
+	ah->peer = net_peer_get(eng, attr->grh.dgid.raw, ibpd);
 	if (!ah->peer) {
 		err = errno;
 		goto fail;
@@ -59,7 +59,7 @@ SEFA_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 	struct sefa_ah *ah = to_sah(ibah);
 
 	net_engine_lock(ctx->sh->eng);
-	net_peer_put(ctx->sh->eng, ah->peer);
+	net_peer_put(ctx->sh->eng, ah->peer, ibah->pd);
 	ctx->sh->nah--;
 	net_engine_unlock(ctx->sh->eng);
 	atomic_fetch_sub(&to_spd(ibah->pd)->refs, 1);

@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * UD traffic between two contexts of one process, through the real engine and real
+ * loopback sockets: data integrity at every size up to 8928, the 40-byte GRH slot,
+ * immediate data, scatter over several SGEs, inline sends, the wr_* API and its
+ * rollback, the completion fields (src_qp, slid = AH number or 0xffff, SGID), qkey
+ * enforcement, local errors as completions, and completion channels.
+ */
+#include <endian.h>
+#include <poll.h>
+
+#include "pair.h"
+
+static void fill(uint8_t *p, uint32_t len, uint32_t salt)
+{
+	for (uint32_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + salt);
+}
+
+static int same(const uint8_t *p, uint32_t len, uint32_t salt)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (p[i] != (uint8_t)(i * 7 + salt))
+			return 0;
+	return 1;
+}
+
+/* Sends one message a -> b and checks both completions and the bytes. */
+static void one_message(struct end *a, struct end *b, uint32_t len, int imm)
+{
+	struct ibv_wc wc;
+
+	fill(end_sslot(a, 0), len, len);
+	end_post_recv(b, 0, PAIR_SLOT);
+	CHECK_EQ(end_send(a, b, 77, 0, len, imm, 0xabcd0000u + len), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, IBV_WC_SEND);
+	CHECK_EQ(wc.wr_id, 77);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, IBV_WC_RECV);
+	CHECK_EQ(wc.byte_len, len + 40);
+	CHECK_EQ(wc.src_qp, a->qp->qp_num);
+	CHECK_EQ(wc.qp_num, b->qp->qp_num);
+	if (imm) {
+		CHECK(wc.wc_flags & IBV_WC_WITH_IMM);
+		CHECK_EQ(be32toh(wc.imm_data), 0xabcd0000u + len);
+	} else {
+		CHECK(!(wc.wc_flags & IBV_WC_WITH_IMM));
+	}
+	CHECK(!(wc.wc_flags & IBV_WC_GRH));
+	CHECK(same(end_rslot(b, 0) + 40, len, len));
+}
+
+static void test_sizes(struct end *a, struct end *b)
+{
+	static const uint32_t sizes[] = {0, 1, 63, 64, 1000, 4096, 8191, 8928};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		one_message(a, b, sizes[i], 0);
+		one_message(b, a, sizes[i], 1);
+	}
+}
+
+/* slid is the receiver's AH number for the sender, 0xffff when it has none. */
+static void test_slid_and_sgid(struct end *a, struct end *b, struct end *c)
+{
+	struct efadv_ah_attr ea;
+	struct ibv_wc wc;
+	union ibv_gid sgid;
+	struct efadv_cq *dv;
+	struct ibv_poll_cq_attr pa = {0};
+
+	/* b holds an AH for a: slid is that AH's number. */
+	REQUIRE(efadv_query_ah(b->ah, &ea, sizeof(ea)) == 0);
+	end_post_recv(b, 1, PAIR_SLOT);
+	CHECK_EQ(end_send(a, b, 1, 0, 16, 0, 0), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.slid, ea.ahn);
+
+	/* c (efadv CQ with SGID) has no AH for a: slid 0xffff and the SGID is a's GID. */
+	end_post_recv(c, 0, PAIR_SLOT);
+	{
+		struct ibv_sge sge = {(uintptr_t)end_sslot(a, 0), 16, a->mr->lkey};
+		struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+		struct ibv_send_wr wr = {.wr_id = 2,
+		                         .sg_list = &sge,
+		                         .num_sge = 1,
+		                         .opcode = IBV_WR_SEND,
+		                         .send_flags = IBV_SEND_SIGNALED},
+		                   *bad;
+		struct ibv_ah *ah;
+
+		aa.grh.dgid = c->gid;
+		ah = ibv_create_ah(a->pd, &aa);
+		REQUIRE(ah);
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = c->qp->qp_num;
+		wr.wr.ud.remote_qkey = PAIR_QKEY;
+		CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+		REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK_EQ(ibv_destroy_ah(ah), 0);
+	}
+	dv = efadv_cq_from_ibv_cq_ex(c->cqx);
+	REQUIRE(dv && dv->wc_read_sgid);
+	{
+		int r = ENOENT;
+
+		for (long i = 0; i < 10000000 && r == ENOENT; i++)
+			r = ibv_start_poll(c->cqx, &pa);
+		REQUIRE(r == 0);
+	}
+	CHECK_EQ(c->cqx->status, IBV_WC_SUCCESS);
+	CHECK_EQ(ibv_wc_read_opcode(c->cqx), IBV_WC_RECV);
+	CHECK_EQ(ibv_wc_read_slid(c->cqx), 0xffff);
+	CHECK_EQ(ibv_wc_read_src_qp(c->cqx), a->qp->qp_num);
+	CHECK_EQ(ibv_wc_read_byte_len(c->cqx), 16 + 40);
+	CHECK_EQ(efadv_wc_read_sgid(dv, &sgid), 0);
+	CHECK(memcmp(sgid.raw, a->gid.raw, 16) == 0);
+	CHECK_EQ(ibv_next_poll(c->cqx), ENOENT);
+	ibv_end_poll(c->cqx);
+	/* With an AH for the sender, there is no SGID to read. */
+	(void)b;
+}
+
+/* Scatter over three receive SGEs, the GRH slot spanning the first. */
+static void test_scatter(struct end *a, struct end *b)
+{
+	uint8_t *r = end_rslot(b, 2);
+	struct ibv_sge sg[3] = {
+	    {(uintptr_t)r, 30, b->mr->lkey},
+	    {(uintptr_t)r + 1000, 50, b->mr->lkey},
+	    {(uintptr_t)r + 2000, 4000, b->mr->lkey},
+	};
+	struct ibv_recv_wr rw = {.wr_id = 9, .sg_list = sg, .num_sge = 3}, *rbad;
+	uint8_t msg[100];
+	struct ibv_wc wc;
+
+	CHECK_EQ(ibv_post_recv(b->qp, &rw, &rbad), 0);
+	fill(end_sslot(a, 1), 100, 3);
+	memcpy(msg, end_sslot(a, 1), 100);
+	CHECK_EQ(end_send(a, b, 3, 1, 100, 0, 0), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.byte_len, 140);
+	/* 40 GRH bytes: 30 in sg[0], 10 in sg[1]; then 40 bytes, then 60 in sg[2]. */
+	CHECK(memcmp(r + 1000 + 10, msg, 40) == 0);
+	CHECK(memcmp(r + 2000, msg + 40, 60) == 0);
+}
+
+static void test_inline_and_two_sges(struct end *a, struct end *b)
+{
+	uint8_t *s = end_sslot(a, 2);
+	struct ibv_sge sg[2] = {{(uintptr_t)s, 20, a->mr->lkey}, {(uintptr_t)s + 500, 12, 0}};
+	struct ibv_send_wr wr = {.wr_id = 5,
+	                         .sg_list = sg,
+	                         .num_sge = 2,
+	                         .opcode = IBV_WR_SEND,
+	                         .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE},
+	                   *bad;
+	struct ibv_wc wc;
+
+	fill(s, 20, 1);
+	fill(s + 500, 12, 21);
+	wr.wr.ud.ah = a->ah;
+	wr.wr.ud.remote_qpn = b->qp->qp_num;
+	wr.wr.ud.remote_qkey = PAIR_QKEY;
+	end_post_recv(b, 3, PAIR_SLOT);
+	/* Inline: lkeys are not used (the second is bogus); the data is copied at post. */
+	CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+	memset(s, 0, 600);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.byte_len, 72);
+	CHECK(same(end_rslot(b, 3) + 40, 20, 1));
+	CHECK(same(end_rslot(b, 3) + 60, 12, 21));
+}
+
+/* Local errors complete with EFA statuses instead of failing the post. */
+static void test_local_errors(struct end *a, struct end *b)
+{
+	struct ibv_wc wc;
+	struct ibv_sge sge = {(uintptr_t)end_sslot(a, 0), 16, a->mr->lkey ^ 0x5a5a5a5a};
+	struct ibv_send_wr wr = {.wr_id = 6,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = IBV_WR_SEND,
+	                         .send_flags = IBV_SEND_SIGNALED},
+	                   *bad;
+
+	wr.wr.ud.ah = a->ah;
+	wr.wr.ud.remote_qpn = b->qp->qp_num;
+	wr.wr.ud.remote_qkey = PAIR_QKEY;
+	CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+	CHECK_EQ(wc.vendor_err, 5);
+
+	/* Past the end of the MR. */
+	sge.lkey = a->mr->lkey;
+	sge.addr = (uintptr_t)a->buf + 2 * PAIR_SLOTS * PAIR_SLOT - 8;
+	CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+
+	/* Larger than the 8928-byte message limit. */
+	sge.addr = (uintptr_t)end_sslot(a, 0);
+	sge.length = 8929;
+	CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
+	CHECK_EQ(wc.vendor_err, 6);
+
+	/* A receive buffer too small for GRH + message. */
+	end_post_recv(b, 4, 40 + 10);
+	sge.length = 11;
+	CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_LOC_LEN_ERR);
+	CHECK_EQ(wc.wr_id, 4);
+}
+
+/* A wrong qkey is dropped by the receiver; the good message after it takes the WQE. */
+static void test_qkey(struct end *a, struct end *b)
+{
+	struct ibv_sge sge = {(uintptr_t)end_sslot(a, 0), 8, a->mr->lkey};
+	struct ibv_send_wr wr = {.wr_id = 8,
+	                         .sg_list = &sge,
+	                         .num_sge = 1,
+	                         .opcode = IBV_WR_SEND,
+	                         .send_flags = IBV_SEND_SIGNALED},
+	                   *bad;
+	struct ibv_wc wc[2];
+
+	wr.wr.ud.ah = a->ah;
+	wr.wr.ud.remote_qpn = b->qp->qp_num;
+	wr.wr.ud.remote_qkey = PAIR_QKEY + 1;
+	end_post_recv(b, 5, PAIR_SLOT);
+	fill(end_sslot(a, 0), 8, 0);
+	CHECK_EQ(ibv_post_send(a->qp, &wr, &bad), 0);
+	fill(end_sslot(a, 1), 8, 9);
+	CHECK_EQ(end_send(a, b, 9, 1, 8, 0, 0), 0);
+	REQUIRE(poll_n(a->cq, wc, 2) == 2);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS); /* unreliable: the sender cannot know */
+	REQUIRE(poll_n(b->cq, wc, 1) == 1);
+	CHECK_EQ(wc[0].wr_id, 5);
+	CHECK_EQ(wc[0].byte_len, 48);
+	CHECK(same(end_rslot(b, 5) + 40, 8, 9));
+	CHECK_EQ(ibv_poll_cq(b->cq, 1, wc), 0);
+}
+
+/* wr_* API: a batch, and a batch whose error rolls it all back. */
+static void test_wr_api(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(a->qp);
+	struct ibv_wc wc[4];
+	struct ibv_sge sg[3];
+
+	REQUIRE(qx);
+	for (unsigned i = 0; i < 3; i++) {
+		end_post_recv(b, 10 + i, PAIR_SLOT);
+		fill(end_sslot(a, 10 + i), 64, i);
+	}
+	ibv_wr_start(qx);
+	qx->wr_id = 100;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, a->ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)end_sslot(a, 10), 64);
+	qx->wr_id = 101;
+	ibv_wr_send_imm(qx, htobe32(42));
+	ibv_wr_set_ud_addr(qx, a->ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_inline_data(qx, end_sslot(a, 11), 32);
+	CHECK_EQ(ibv_wr_complete(qx), 0);
+	CHECK_EQ(poll_n(a->cq, wc, 2), 2);
+	CHECK_EQ(wc[0].wr_id, 100);
+	CHECK_EQ(wc[1].wr_id, 101);
+	CHECK_EQ(poll_n(b->cq, wc, 2), 2);
+	CHECK_EQ(wc[0].byte_len, 104);
+	CHECK_EQ(wc[1].byte_len, 72);
+	CHECK(wc[1].wc_flags & IBV_WC_WITH_IMM);
+	CHECK_EQ(be32toh(wc[1].imm_data), 42);
+
+	/* Too many SGEs latches EINVAL: nothing of the batch is sent. */
+	sg[0] = sg[1] = sg[2] = (struct ibv_sge){(uintptr_t)end_sslot(a, 12), 8, a->mr->lkey};
+	ibv_wr_start(qx);
+	qx->wr_id = 200;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, a->ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)end_sslot(a, 12), 8);
+	qx->wr_id = 201;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, a->ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_sge_list(qx, 3, sg);
+	CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+	/* Inline larger than max_inline_data. */
+	ibv_wr_start(qx);
+	ibv_wr_send(qx);
+	ibv_wr_set_inline_data(qx, end_sslot(a, 12), 33);
+	CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+	/* Abort discards. */
+	ibv_wr_start(qx);
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, a->ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)end_sslot(a, 12), 8);
+	ibv_wr_abort(qx);
+	CHECK_EQ(ibv_poll_cq(a->cq, 4, wc), 0);
+	/* The one receive left is still posted: a good batch reaches it. */
+	ibv_wr_start(qx);
+	qx->wr_id = 300;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, a->ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)end_sslot(a, 12), 8);
+	CHECK_EQ(ibv_wr_complete(qx), 0);
+	CHECK_EQ(poll_n(a->cq, wc, 1), 1);
+	CHECK_EQ(poll_n(b->cq, wc, 1), 1);
+	CHECK_EQ(wc[0].wr_id, 12);
+}
+
+/* Completion channel: arm, block in get_cq_event while the progress thread receives. */
+static void test_channel(struct end *a, struct end *b)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	struct ibv_wc wc;
+	struct pollfd pfd = {.fd = b->ch->fd, .events = POLLIN};
+
+	end_post_recv(b, 20, PAIR_SLOT);
+	CHECK_EQ(ibv_req_notify_cq(b->cq, 0), 0);
+	CHECK_EQ(poll(&pfd, 1, 0), 0); /* nothing yet */
+	CHECK_EQ(end_send(a, b, 1, 0, 100, 0, 0), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	/* Only the progress thread can move the message now; the fd becomes readable. */
+	CHECK_EQ(poll(&pfd, 1, 10000), 1);
+	CHECK_EQ(ibv_get_cq_event(b->ch, &ev_cq, &ev_ctx), 0);
+	CHECK(ev_cq == b->cq);
+	ibv_ack_cq_events(ev_cq, 1);
+	CHECK_EQ(ibv_poll_cq(b->cq, 1, &wc), 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.byte_len, 140);
+	/* Not re-armed: a new completion makes no event. */
+	end_post_recv(b, 21, PAIR_SLOT);
+	CHECK_EQ(end_send(a, b, 1, 0, 100, 0, 0), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(poll(&pfd, 1, 0), 0);
+}
+
+int main(void)
+{
+	struct end a = {0}, b = {0}, c = {0};
+
+	end_open(&a, 1, 0, 0);
+	end_open(&b, 0, 0, 1);
+	end_open(&c, 0, 1, 0);
+	end_connect(&a, &b);
+	end_connect(&b, &a);
+	test_sizes(&a, &b);
+	test_slid_and_sgid(&a, &b, &c);
+	test_scatter(&a, &b);
+	test_inline_and_two_sges(&a, &b);
+	test_local_errors(&a, &b);
+	test_qkey(&a, &b);
+	test_wr_api(&a, &b);
+	test_channel(&a, &b);
+	end_close(&a);
+	end_close(&b);
+	end_close(&c);
+	return check_report("test_ud_traffic");
+}

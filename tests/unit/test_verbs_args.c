@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Argument checking of the verbs and efadv entry points, against the errno values real
+ * EFA returns (efa-reference.md 2, 3): object creation limits and rounding, QP state
+ * machine, post in the wrong state, full queues, unsignaled sends, too many SGEs, the
+ * inlen and comp_mask rules of the extensible efadv structs.
+ */
+#include <infiniband/efadv.h>
+#include <infiniband/verbs.h>
+
+#include "check.h"
+
+#define QKEY 0x11111111u
+
+struct fixture {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+static void fixture_open(struct fixture *f)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	REQUIRE(list && n >= 1);
+	f->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	REQUIRE(f->ctx);
+	f->pd = ibv_alloc_pd(f->ctx);
+	REQUIRE(f->pd);
+	f->cq = ibv_create_cq(f->ctx, 64, NULL, NULL, 0);
+	REQUIRE(f->cq);
+	f->buf = calloc(1, 1 << 16);
+	REQUIRE(f->buf);
+	f->mr = ibv_reg_mr(f->pd, f->buf, 1 << 16, IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(f->mr);
+}
+
+static void fixture_close(struct fixture *f)
+{
+	CHECK_EQ(ibv_dereg_mr(f->mr), 0);
+	CHECK_EQ(ibv_destroy_cq(f->cq), 0);
+	CHECK_EQ(ibv_dealloc_pd(f->pd), 0);
+	CHECK_EQ(ibv_close_device(f->ctx), 0);
+	free(f->buf);
+}
+
+static struct ibv_qp *ud_qp(struct fixture *f, uint32_t send_wr, uint32_t recv_wr, int sig_all)
+{
+	struct ibv_qp_init_attr a = {
+	    .send_cq = f->cq,
+	    .recv_cq = f->cq,
+	    .cap = {.max_send_wr = send_wr,
+	            .max_recv_wr = recv_wr,
+	            .max_send_sge = 1,
+	            .max_recv_sge = 1},
+	    .qp_type = IBV_QPT_UD,
+	    .sq_sig_all = sig_all,
+	};
+
+	return ibv_create_qp(f->pd, &a);
+}
+
+static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = {.qp_state = s, .pkey_index = 0, .port_num = 1, .qkey = QKEY};
+
+	switch (s) {
+	case IBV_QPS_INIT:
+		return ibv_modify_qp(qp, &a,
+		                     IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+	case IBV_QPS_RTS:
+		return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	default:
+		return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	}
+}
+
+static void test_device_limits(struct fixture *f)
+{
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+
+	CHECK_EQ(ibv_query_device(f->ctx, &da), 0);
+	CHECK_EQ(da.vendor_id, 0x1d0f);
+	CHECK_EQ(da.vendor_part_id, 0xefa1);
+	CHECK_EQ(da.max_qp, 256);
+	CHECK_EQ(da.max_qp_wr, 4096);
+	CHECK_EQ(da.max_sge, 2);
+	CHECK_EQ(da.max_sge_rd, 1);
+	CHECK_EQ(da.max_cqe, 32768);
+	CHECK_EQ(da.max_ah, 1024);
+	CHECK_EQ(da.max_srq, 0);
+	CHECK_EQ(da.atomic_cap, IBV_ATOMIC_NONE);
+	CHECK_EQ(ibv_query_port(f->ctx, 1, &pa), 0);
+	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+	CHECK_EQ(pa.max_msg_sz, 8928);
+	CHECK_EQ(pa.link_layer, IBV_LINK_LAYER_UNSPECIFIED);
+	CHECK_EQ(ibv_query_port(f->ctx, 2, &pa), EINVAL);
+	CHECK_EQ(ibv_query_gid(f->ctx, 1, 0, &gid), 0);
+	CHECK(gid.global.interface_id != 0); /* lower 64 bits non-zero */
+	CHECK_EQ(ibv_query_gid(f->ctx, 1, 1, &gid), -1);
+	CHECK_EQ(ibv_is_fork_initialized(), IBV_FORK_UNNEEDED);
+}
+
+static void test_cq_args(struct fixture *f)
+{
+	struct ibv_cq_init_attr_ex cx = {.cqe = 10,
+	                                 .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP};
+	struct ibv_cq *cq;
+
+	errno = 0;
+	CHECK(!ibv_create_cq(f->ctx, 0, NULL, NULL, 0) && errno == EINVAL);
+	errno = 0;
+	CHECK(!ibv_create_cq(f->ctx, 32769, NULL, NULL, 0) && errno == EINVAL);
+	errno = 0;
+	CHECK(!ibv_create_cq(f->ctx, 10, NULL, NULL, 1000) && errno == EINVAL);
+	cq = ibv_create_cq(f->ctx, 100, NULL, NULL, 0);
+	REQUIRE(cq);
+	CHECK_EQ(cq->cqe, 128); /* rounded up to a power of two */
+	CHECK_EQ(ibv_req_notify_cq(cq, 1), EOPNOTSUPP);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	errno = 0;
+	CHECK(!ibv_create_cq_ex(f->ctx, &cx) && errno == EOPNOTSUPP);
+}
+
+static void test_mr_args(struct fixture *f)
+{
+	struct ibv_mr *a, *b;
+
+	errno = 0;
+	CHECK(!ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_REMOTE_WRITE) && errno == EINVAL);
+	errno = 0;
+	CHECK(!ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC) &&
+	      errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND) &&
+	      errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!ibv_reg_mr(f->pd, f->buf, 0, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL);
+	errno = 0;
+	CHECK(!ibv_reg_mr(f->pd, (void *)16, 4096, IBV_ACCESS_LOCAL_WRITE) && errno == EFAULT);
+	/* Optional access bits are ignored, as the verbs API promises. */
+	a = ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING);
+	b = ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	REQUIRE(a && b);
+	CHECK(a->lkey != b->lkey);
+	CHECK(a->lkey == a->rkey);
+	/* Keys are random, not sequential. */
+	CHECK(b->lkey != a->lkey + 1 && b->lkey != a->lkey - 1);
+	CHECK_EQ(ibv_dealloc_pd(f->pd), EBUSY); /* MRs still use it */
+	CHECK_EQ(ibv_dereg_mr(a), 0);
+	CHECK_EQ(ibv_dereg_mr(b), 0);
+	errno = 0;
+	CHECK(!ibv_reg_dmabuf_mr(f->pd, 0, 4096, 0, 3, IBV_ACCESS_LOCAL_WRITE) &&
+	      errno == EOPNOTSUPP);
+}
+
+static void test_qp_create(struct fixture *f)
+{
+	struct ibv_qp_init_attr a = {
+	    .send_cq = f->cq,
+	    .recv_cq = f->cq,
+	    .cap = {.max_send_wr = 100, .max_recv_wr = 10, .max_send_sge = 1, .max_recv_sge = 3},
+	    .qp_type = IBV_QPT_UD,
+	};
+	struct ibv_qp_init_attr_ex ax = {0};
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_qp *qp;
+
+	qp = ibv_create_qp(f->pd, &a);
+	REQUIRE(qp);
+	/* sq = roundup_pow2(100); rq = roundup_pow2(3 * 10) / 3 */
+	CHECK_EQ(a.cap.max_send_wr, 128);
+	CHECK_EQ(a.cap.max_recv_wr, 10);
+	CHECK_EQ(qp->state, IBV_QPS_RESET);
+	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_CAP | IBV_QP_STATE, &qia), 0);
+	CHECK_EQ(qa.cap.max_send_wr, 128);
+	CHECK_EQ(qa.qp_state, IBV_QPS_RESET);
+	CHECK_EQ(ibv_query_qp(qp, &qa, IBV_QP_AV, &qia), EOPNOTSUPP);
+	CHECK(ibv_qp_to_qp_ex(qp) == NULL); /* not created with send ops */
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+
+	a.qp_type = IBV_QPT_RC;
+	errno = 0;
+	CHECK(!ibv_create_qp(f->pd, &a) && errno == EOPNOTSUPP);
+	a.qp_type = IBV_QPT_UD;
+	a.cap.max_send_sge = 3;
+	errno = 0;
+	CHECK(!ibv_create_qp(f->pd, &a) && errno == EINVAL);
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 4;
+	errno = 0;
+	CHECK(!ibv_create_qp(f->pd, &a) && errno == EINVAL);
+	a.cap.max_recv_sge = 1;
+	a.cap.max_send_wr = 4097;
+	errno = 0;
+	CHECK(!ibv_create_qp(f->pd, &a) && errno == EINVAL);
+	a.cap.max_send_wr = 1;
+	a.cap.max_inline_data = 81;
+	errno = 0;
+	CHECK(!ibv_create_qp(f->pd, &a) && errno == EINVAL);
+	a.cap.max_inline_data = 0;
+	a.recv_cq = NULL;
+	errno = 0;
+	CHECK(!ibv_create_qp(f->pd, &a) && errno == EINVAL);
+
+	ax.qp_type = IBV_QPT_UD;
+	ax.send_cq = ax.recv_cq = f->cq;
+	ax.cap = (struct ibv_qp_cap){
+	    .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1};
+	ax.pd = f->pd;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ax.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE;
+	errno = 0;
+	CHECK(!ibv_create_qp_ex(f->ctx, &ax) && errno == EOPNOTSUPP);
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	errno = 0;
+	CHECK(!ibv_create_qp_ex(f->ctx, &ax) && errno == EOPNOTSUPP);
+	ax.comp_mask = IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ax.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	errno = 0;
+	CHECK(!ibv_create_qp_ex(f->ctx, &ax) && errno == EINVAL); /* no PD */
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qp = ibv_create_qp_ex(f->ctx, &ax);
+	REQUIRE(qp);
+	CHECK(ibv_qp_to_qp_ex(qp) != NULL);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+static void test_state_machine(struct fixture *f)
+{
+	struct ibv_qp *qp = ud_qp(f, 4, 4, 1);
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+
+	REQUIRE(qp);
+	/* RESET -> INIT needs PKEY_INDEX, PORT and QKEY. */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_QKEY), EINVAL);
+	/* An attribute EFA does not support. */
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV), EOPNOTSUPP);
+	a.port_num = 2;
+	CHECK_EQ(
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+	    EOPNOTSUPP);
+	/* RESET -> RTS is not a transition. */
+	a.qp_state = IBV_QPS_RTS;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), EINVAL);
+	CHECK_EQ(to_state(qp, IBV_QPS_INIT), 0);
+	CHECK_EQ(qp->state, IBV_QPS_INIT);
+	/* RTR -> RTS needs SQ_PSN; RNR_RETRY only on SRD. */
+	CHECK_EQ(to_state(qp, IBV_QPS_RTR), 0);
+	a.qp_state = IBV_QPS_RTS;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY), EINVAL);
+	CHECK_EQ(to_state(qp, IBV_QPS_RTS), 0);
+	a.qp_state = IBV_QPS_SQD;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	CHECK_EQ(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	CHECK_EQ(to_state(qp, IBV_QPS_ERR), 0);
+	CHECK_EQ(to_state(qp, IBV_QPS_RTS), EINVAL);
+	CHECK_EQ(to_state(qp, IBV_QPS_RESET), 0);
+	CHECK_EQ(qp->state, IBV_QPS_RESET);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+static void test_post_checks(struct fixture *f)
+{
+	struct ibv_qp *qp = ud_qp(f, 4, 4, 0);
+	struct ibv_sge sge = {(uintptr_t)f->buf, 64, f->mr->lkey};
+	struct ibv_sge sges[3] = {sge, sge, sge};
+	struct ibv_recv_wr rwr = {.sg_list = &sge, .num_sge = 1}, *rbad = NULL;
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	struct ibv_send_wr swr = {.sg_list = &sge,
+	                          .num_sge = 1,
+	                          .opcode = IBV_WR_SEND,
+	                          .send_flags = IBV_SEND_SIGNALED},
+	                   *sbad = NULL;
+	struct ibv_wc wc[8];
+	struct ibv_ah *ah;
+	int n;
+
+	REQUIRE(qp);
+	REQUIRE(ibv_query_gid(f->ctx, 1, 0, &aa.grh.dgid) == 0);
+	ah = ibv_create_ah(f->pd, &aa);
+	REQUIRE(ah);
+	swr.wr.ud.ah = ah;
+	swr.wr.ud.remote_qpn = qp->qp_num;
+	swr.wr.ud.remote_qkey = QKEY;
+
+	/* Receive in RESET: EINVAL, and *bad names the WR. */
+	CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), EINVAL);
+	CHECK(rbad == &rwr);
+	CHECK_EQ(to_state(qp, IBV_QPS_INIT), 0);
+	/* Send before RTS: EINVAL. */
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	CHECK(sbad == &swr);
+	/* Too many receive SGEs. */
+	rwr.sg_list = sges;
+	rwr.num_sge = 2;
+	CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), EINVAL);
+	rwr.sg_list = &sge;
+	rwr.num_sge = 1;
+	/* Full RQ: four fit, the fifth gets ENOMEM. */
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), 0);
+	CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), ENOMEM);
+
+	CHECK_EQ(to_state(qp, IBV_QPS_RTR), 0);
+	CHECK_EQ(to_state(qp, IBV_QPS_RTS), 0);
+	/* Unsignaled send on a QP without sq_sig_all: EINVAL. */
+	swr.send_flags = 0;
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	swr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_SOLICITED;
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	swr.send_flags = IBV_SEND_SIGNALED;
+	/* Too many send SGEs; inline larger than max_inline_data. */
+	swr.sg_list = sges;
+	swr.num_sge = 2;
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	swr.send_flags = IBV_SEND_SIGNALED;
+	/* RDMA opcodes are not for ibv_post_send. */
+	swr.opcode = IBV_WR_RDMA_WRITE;
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), EINVAL);
+	swr.opcode = IBV_WR_SEND;
+	/* Full SQ: the slot comes back only when the completion is polled. */
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(ibv_post_send(qp, &swr, &sbad), 0);
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), ENOMEM);
+	n = 0;
+	for (int tries = 0; tries < 100000 && n < 8; tries++) {
+		int got = ibv_poll_cq(f->cq, 8 - n, wc + n);
+
+		REQUIRE(got >= 0);
+		n += got;
+	}
+	/* Four send completions and four receives of our own loopback sends. */
+	CHECK_EQ(n, 8);
+	CHECK_EQ(ibv_post_send(qp, &swr, &sbad), 0);
+	/* To ERR: nothing posted remains; the one send completes. */
+	CHECK_EQ(to_state(qp, IBV_QPS_ERR), 0);
+	CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), EINVAL);
+	n = 0;
+	for (int tries = 0; tries < 100000 && n < 1; tries++)
+		n += ibv_poll_cq(f->cq, 1, wc);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+static void test_flush(struct fixture *f)
+{
+	struct ibv_qp *qp = ud_qp(f, 4, 4, 1);
+	struct ibv_sge sge = {(uintptr_t)f->buf, 64, f->mr->lkey};
+	struct ibv_recv_wr rwr = {.sg_list = &sge, .num_sge = 1}, *rbad;
+	struct ibv_wc wc[4];
+
+	REQUIRE(qp);
+	CHECK_EQ(to_state(qp, IBV_QPS_INIT), 0);
+	for (int i = 0; i < 3; i++) {
+		rwr.wr_id = 100 + i;
+		CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), 0);
+	}
+	CHECK_EQ(to_state(qp, IBV_QPS_ERR), 0);
+	CHECK_EQ(ibv_poll_cq(f->cq, 4, wc), 3);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+		CHECK_EQ(wc[i].vendor_err, 1);
+		CHECK_EQ(wc[i].wr_id, 100 + i);
+		CHECK_EQ(wc[i].qp_num, qp->qp_num);
+	}
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+}
+
+static void test_efadv(struct fixture *f)
+{
+	struct efadv_device_attr da;
+	struct efadv_qp_init_attr qa = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
+	struct efadv_cq_init_attr ca = {0};
+	struct ibv_cq_init_attr_ex cx = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS};
+	struct ibv_qp_init_attr_ex qx = {0};
+	struct efadv_sq_depth_attr sqd = {0};
+	struct efadv_rq_depth_attr rqd = {0};
+	struct efadv_mr_attr ma;
+	uint8_t big[64];
+	struct ibv_cq_ex *cq;
+
+	/* query_device: inlen <= 20 is EINVAL; fields appear as inlen grows. */
+	CHECK_EQ(efadv_query_device(f->ctx, &da, 20), EINVAL);
+	memset(&da, 0xff, sizeof(da));
+	CHECK_EQ(efadv_query_device(f->ctx, &da, 22), 0);
+	CHECK_EQ(da.max_sq_wr, 4096);
+	CHECK_EQ(da.max_rq_wr, 32768);
+	CHECK_EQ(da.max_sq_sge, 2);
+	CHECK_EQ(da.max_rq_sge, 3);
+	CHECK_EQ(da.inline_buf_size, 32);
+	CHECK_EQ(da.device_caps, 0xffffffffu); /* beyond inlen: untouched */
+	CHECK_EQ(efadv_query_device(f->ctx, &da, 24), 0);
+	CHECK_EQ(da.device_caps, 0xffffffffu);
+	CHECK_EQ(efadv_query_device(f->ctx, &da, sizeof(da)), 0);
+	CHECK_EQ(da.inline_buf_size_ex, 80);
+	CHECK_EQ(da.max_rdma_size, 1u << 30);
+	CHECK_EQ(da.comp_mask, 0);
+	/* A caller with a bigger struct gets it zeroed past ours. */
+	memset(big, 0xff, sizeof(big));
+	CHECK_EQ(efadv_query_device(f->ctx, (struct efadv_device_attr *)big, sizeof(big)), 0);
+	CHECK_EQ(big[40], 0);
+
+	/* create_qp_ex: the compatibility rules. */
+	qx.qp_type = IBV_QPT_DRIVER;
+	qx.send_cq = qx.recv_cq = f->cq;
+	qx.pd = f->pd;
+	qx.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qx.cap = (struct ibv_qp_cap){
+	    .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1};
+	errno = 0;
+	CHECK(!efadv_create_qp_ex(f->ctx, &qx, &qa, 8) && errno == EINVAL);
+	qa.comp_mask = 1;
+	errno = 0;
+	CHECK(!efadv_create_qp_ex(f->ctx, &qx, &qa, sizeof(qa)) && errno == EINVAL);
+	qa.comp_mask = 0;
+	qa.reserved = 1;
+	errno = 0;
+	CHECK(!efadv_create_qp_ex(f->ctx, &qx, &qa, sizeof(qa)) && errno == EINVAL);
+	qa.reserved = 0;
+	memset(big, 0, sizeof(big));
+	memcpy(big, &qa, sizeof(qa));
+	big[sizeof(qa) + 3] = 1; /* non-zero tail */
+	errno = 0;
+	CHECK(!efadv_create_qp_ex(f->ctx, &qx, (struct efadv_qp_init_attr *)big, sizeof(big)) &&
+	      errno == EINVAL);
+	qx.qp_type = IBV_QPT_UD;
+	errno = 0;
+	CHECK(!efadv_create_qp_ex(f->ctx, &qx, &qa, sizeof(qa)) && errno == EINVAL);
+	qx.qp_type = IBV_QPT_DRIVER;
+	qa.driver_qp_type = 7;
+	errno = 0;
+	CHECK(!efadv_create_qp_ex(f->ctx, &qx, &qa, sizeof(qa)) && errno == EOPNOTSUPP);
+
+	/* create_cq: inlen, comp_mask, unsupported wc_flags. */
+	errno = 0;
+	CHECK(!efadv_create_cq(f->ctx, &cx, &ca, 8) && errno == EINVAL);
+	ca.comp_mask = 1;
+	errno = 0;
+	CHECK(!efadv_create_cq(f->ctx, &cx, &ca, sizeof(ca)) && errno == EINVAL);
+	ca.comp_mask = 0;
+	ca.wc_flags = 1ull << 40;
+	errno = 0;
+	CHECK(!efadv_create_cq(f->ctx, &cx, &ca, sizeof(ca)) && errno == EOPNOTSUPP);
+	ca.wc_flags = EFADV_WC_EX_WITH_SGID;
+	cq = efadv_create_cq(f->ctx, &cx, &ca, 16); /* an old 16-byte caller */
+	REQUIRE(cq);
+	CHECK(efadv_cq_from_ibv_cq_ex(cq) != NULL);
+	CHECK(efadv_cq_from_ibv_cq_ex(cq)->wc_read_sgid != NULL);
+	CHECK(efadv_cq_from_ibv_cq_ex(cq)->wc_is_unsolicited == NULL);
+	CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+
+	/* Depth queries return a depth or a negative errno. */
+	sqd.max_send_sge = 1;
+	CHECK_EQ(efadv_get_max_sq_depth(f->ctx, &sqd, sizeof(sqd)), 4096);
+	sqd.max_send_sge = 3;
+	CHECK_EQ(efadv_get_max_sq_depth(f->ctx, &sqd, sizeof(sqd)), -EINVAL);
+	rqd.max_recv_sge = 2;
+	CHECK_EQ(efadv_get_max_rq_depth(f->ctx, &rqd, sizeof(rqd)), 16384);
+	rqd.comp_mask = 1;
+	CHECK_EQ(efadv_get_max_rq_depth(f->ctx, &rqd, sizeof(rqd)), -EINVAL);
+
+	CHECK_EQ(efadv_query_mr(f->mr, &ma, 14), EINVAL);
+	CHECK_EQ(efadv_query_mr(f->mr, &ma, sizeof(ma)), 0);
+	CHECK_EQ(ma.ic_id_validity, 0);
+}
+
+int main(void)
+{
+	struct fixture f;
+
+	fixture_open(&f);
+	test_device_limits(&f);
+	test_cq_args(&f);
+	test_mr_args(&f);
+	test_qp_create(&f);
+	test_state_machine(&f);
+	test_post_checks(&f);
+	test_flush(&f);
+	test_efadv(&f);
+	fixture_close(&f);
+	return check_report("test_verbs_args");
+}
