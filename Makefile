@@ -3,9 +3,10 @@
 # what they need on a Debian 12 machine, then run.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all build demo test test-unit test-asan test-interop deps-build deps-test format format-check clean
+.PHONY: all build demo test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean
 
 all: build
 
@@ -23,12 +24,13 @@ demo: deps-build
 	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bin/softefa demo
 
-# The whole suite: format check, unit tests (plain and ASan+UBSan), interop tests
+# The whole suite: format check, unit tests (plain, ASan+UBSan, TSan), interop tests
 # with Debian's unmodified clients.
 test: deps-test
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory format-check
 	@$(MAKE) --no-print-directory test-asan
+	@$(MAKE) --no-print-directory test-tsan
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
 test-asan:
@@ -37,6 +39,12 @@ test-asan:
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -L unit --timeout 600
 
+# The engine is multi-threaded (progress thread, application threads): ThreadSanitizer.
+test-tsan:
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSOFTEFA_SANITIZE=thread >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS)
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -L unit --timeout 600
+
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
@@ -44,4 +52,4 @@ format-check:
 	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

@@ -66,7 +66,7 @@ static inline void end_open(struct end *e, int send_ops, int efa_cq, int channel
 		e->cq = ibv_create_cq(e->ctx, 4 * PAIR_SLOTS, NULL, e->ch, 0);
 		REQUIRE(e->cq);
 	}
-	e->buf = aligned_alloc(4096, 2 * PAIR_SLOTS * PAIR_SLOT);
+	e->buf = aligned_alloc(4096, (2 * PAIR_SLOTS * PAIR_SLOT + 4095) & ~(size_t)4095);
 	REQUIRE(e->buf);
 	memset(e->buf, 0, 2 * PAIR_SLOTS * PAIR_SLOT);
 	e->mr = ibv_reg_mr(e->pd, e->buf, 2 * PAIR_SLOTS * PAIR_SLOT, IBV_ACCESS_LOCAL_WRITE);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Helpers for interop tests: run Debian's unmodified clients on softefa.
+set -uo pipefail
+
+: "${SOFTEFA:?SOFTEFA must point at build/bin/softefa}"
+LOGDIR=$(mktemp -d /tmp/softefa-interop.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$LOGDIR"' EXIT
+FAILS=0
+
+fail() {
+	echo "FAIL: $*"
+	FAILS=$((FAILS + 1))
+}
+
+pass() {
+	echo "ok: $*"
+}
+
+# A free TCP port for a client/server pair's out-of-band exchange.
+free_port() {
+	/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# Waits (bounded) until something listens on TCP port $1: the server is ready.
+wait_listen() {
+	for _ in $(seq 1 400); do
+		ss -Hltn "sport = :$1" | grep -q . && return 0
+		sleep 0.025
+	done
+	return 1
+}
+
+# run_pair NAME TIMEOUT PORT SERVER_CMD... -- CLIENT_CMD...
+# Starts the server, waits for its port, runs the client; both must exit 0.
+run_pair() {
+	local name=$1 tmo=$2 port=$3
+	shift 3
+	local srv=() cli=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	cli=("$@")
+	timeout "$tmo" "$SOFTEFA" run -- "${srv[@]}" >"$LOGDIR/$name.srv" 2>&1 &
+	local spid=$!
+	if ! wait_listen "$port"; then
+		fail "$name: server never listened"
+		cat "$LOGDIR/$name.srv"
+		kill $spid 2>/dev/null
+		return 1
+	fi
+	timeout "$tmo" "$SOFTEFA" run -- "${cli[@]}" >"$LOGDIR/$name.cli" 2>&1
+	local crc=$?
+	wait $spid
+	local src=$?
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		fail "$name: client rc=$crc server rc=$src"
+		echo "--- server"; cat "$LOGDIR/$name.srv"
+		echo "--- client"; cat "$LOGDIR/$name.cli"
+		return 1
+	fi
+	pass "$name"
+	return 0
+}
+
+finish() {
+	if [ "$FAILS" -ne 0 ]; then
+		echo "$FAILS failure(s)"
+		exit 1
+	fi
+	exit 0
+}

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bad input on the wire: while UD messages flow between two QPs, a foreign socket
+ * fires malformed, truncated, oversized, wrongly versioned, misaddressed and
+ * wrong-qkey datagrams at the receiving engine. Every legitimate message must arrive
+ * intact, and every bad datagram must be dropped and counted in the engine's
+ * published counters (what `softefa stats` shows).
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../../src/net/counters.h"
+#include "../../src/srd/wire.h"
+#include "pair.h"
+
+enum garbage {
+	G_RANDOM,
+	G_TRUNCATED,
+	G_MAGIC,
+	G_VERSION,
+	G_UNKNOWN_QPN,
+	G_BAD_QKEY,
+	G_OVERSIZE,
+	G_EMPTY,
+	G_LEN_MISMATCH,
+	G_COUNT
+};
+
+static uint64_t rng;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static size_t make_garbage(enum garbage kind, uint8_t *buf, size_t cap, uint16_t dst_qpn,
+                           uint16_t unused_qpn)
+{
+	struct srd_ud_hdr h = {
+	    .src_port = 9, .dst_qpn = dst_qpn, .src_qpn = 3, .qkey = PAIR_QKEY, .payload_len = 16};
+	size_t n;
+
+	switch (kind) {
+	case G_RANDOM:
+		n = next_rand() % 100 + 1;
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint8_t)next_rand();
+		buf[0] = 0; /* never the magic by chance */
+		return n;
+	case G_TRUNCATED:
+		srd_ud_encode(buf, &h);
+		return next_rand() % (SRD_UD_HDR_LEN + 16);
+	case G_MAGIC:
+		n = srd_ud_encode(buf, &h) + 16;
+		buf[1] ^= 0x40;
+		return n;
+	case G_VERSION:
+		n = srd_ud_encode(buf, &h) + 16;
+		buf[2] = 9;
+		return n;
+	case G_UNKNOWN_QPN:
+		h.dst_qpn = unused_qpn;
+		return srd_ud_encode(buf, &h) + 16;
+	case G_BAD_QKEY:
+		h.qkey = PAIR_QKEY ^ 0x100;
+		return srd_ud_encode(buf, &h) + 16;
+	case G_OVERSIZE:
+		memset(buf, 0x5e, cap);
+		return cap;
+	case G_EMPTY:
+		return 0;
+	case G_LEN_MISMATCH:
+		return srd_ud_encode(buf, &h) + 15;
+	default:
+		return 0;
+	}
+}
+
+static const struct net_stats_file *map_stats(const char *run_dir)
+{
+	char path[512];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stats/%d.0", run_dir, (int)getpid());
+	fd = open(path, O_RDONLY);
+	REQUIRE(fd >= 0);
+	p = mmap(NULL, sizeof(struct net_stats_file), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	REQUIRE(p != MAP_FAILED);
+	return p;
+}
+
+int main(void)
+{
+	char run_dir[] = "/tmp/softefa-test-XXXXXX";
+	static uint8_t junk[9500];
+	unsigned sent_kind[G_COUNT] = {0};
+	const struct net_stats_file *st;
+	struct sockaddr_in to = {.sin_family = AF_INET};
+	struct end a = {0}, b = {0};
+	unsigned rounds = 300, window = 32;
+	int fd;
+
+	rng = check_seed_init() | 1;
+	REQUIRE(mkdtemp(run_dir));
+	setenv("SOFTEFA_RUN_DIR", run_dir, 1);
+	end_open(&a, 0, 0, 0);
+	end_open(&b, 0, 0, 0);
+	end_connect(&a, &b);
+	st = map_stats(run_dir);
+	REQUIRE(st->magic == NET_STATS_MAGIC);
+
+	/* b's engine endpoint, read from its GID as any peer would. */
+	memcpy(&to.sin_addr, b.gid.raw + 12, 4);
+	to.sin_port = htons((uint16_t)(b.gid.raw[6] << 8 | b.gid.raw[7]));
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	REQUIRE(fd >= 0);
+
+	for (unsigned r = 0; r < rounds; r++) {
+		struct ibv_wc wc[64];
+		int got;
+
+		for (unsigned i = 0; i < window; i++)
+			end_post_recv(&b, i, PAIR_SLOT);
+		for (unsigned i = 0; i < window; i++) {
+			enum garbage kind = (enum garbage)(next_rand() % G_COUNT);
+			size_t n = make_garbage(kind, junk, sizeof(junk), (uint16_t)b.qp->qp_num,
+			                        (uint16_t)(b.qp->qp_num + 1000));
+			uint32_t seq = r * window + i;
+
+			REQUIRE(sendto(fd, junk, n, 0, (struct sockaddr *)&to, sizeof(to)) ==
+			        (ssize_t)n);
+			sent_kind[kind]++;
+			memcpy(end_sslot(&a, i), &seq, 4);
+			memset(end_sslot(&a, i) + 4, (int)(seq & 0xff), 60);
+			REQUIRE(end_send(&a, &b, seq, i, 64, 0, 0) == 0);
+		}
+		REQUIRE(poll_n(a.cq, wc, (int)window) == (int)window);
+		got = poll_n(b.cq, wc, (int)window);
+		CHECK_EQ(got, window);
+		for (int i = 0; i < got; i++) {
+			uint8_t *p = end_rslot(&b, (unsigned)wc[i].wr_id) + 40;
+			uint32_t seq;
+
+			CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
+			CHECK_EQ(wc[i].byte_len, 104);
+			memcpy(&seq, p, 4);
+			CHECK_EQ(seq, r * window + wc[i].wr_id);
+			for (int k = 4; k < 64; k++)
+				if (p[k] != (uint8_t)(seq & 0xff)) {
+					CHECK(!"payload corrupted");
+					break;
+				}
+		}
+		if (check_failures)
+			break;
+	}
+
+	/* Every bad datagram was dropped and counted under its reason. */
+	CHECK_EQ(st->c.rx_malformed, sent_kind[G_RANDOM] + sent_kind[G_TRUNCATED] +
+	                                 sent_kind[G_MAGIC] + sent_kind[G_OVERSIZE] +
+	                                 sent_kind[G_EMPTY] + sent_kind[G_LEN_MISMATCH]);
+	CHECK_EQ(st->c.rx_bad_version, sent_kind[G_VERSION]);
+	CHECK_EQ(st->c.rx_unknown_qpn, sent_kind[G_UNKNOWN_QPN]);
+	CHECK_EQ(st->c.rx_bad_qkey, sent_kind[G_BAD_QKEY]);
+	CHECK_EQ(st->c.recv_wrs, rounds * window);
+	close(fd);
+	end_close(&a);
+	end_close(&b);
+	rmdir(run_dir); /* the stats dir goes when the engine does */
+	return check_report("test_bad_input");
+}
