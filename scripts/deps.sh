@@ -7,7 +7,7 @@
 set -euo pipefail
 
 build_pkgs=(gcc make cmake libibverbs-dev)
-test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core iproute2 clang-format)
+test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin iproute2 clang-format)
 
 want=()
 case "${1:-build}" in

@@ -115,6 +115,8 @@ static void config_load(void)
 	c->ndevs = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_SOCKBUF", 8u << 20, 64u << 10, 1u << 30, &v);
 	c->sock_buf = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_UNSIGNALED", 0, 0, 1, &v);
+	c->allow_unsignaled = v != 0;
 	if (c->port && (uint32_t)c->port + c->paths * c->ndevs > 65536) {
 		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_PORT=%u leaves no room for %u ports", c->port,
 		         c->paths * c->ndevs);

@@ -34,12 +34,13 @@ struct sefa_limits {
 };
 
 struct sefa_config {
-	struct in_addr addr;           /* SOFTEFA_ADDR: the IPv4 address every engine binds */
-	uint16_t port;                 /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
-	uint32_t paths;                /* SOFTEFA_PATHS: source ports (paths) per engine */
-	uint32_t ndevs;                /* SOFTEFA_DEVICES: how many efa_N devices to list */
-	uint32_t sock_buf;             /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
-	char run_dir[SEFA_PATH_MAX];   /* SOFTEFA_RUN_DIR: per-user state (stats) */
+	struct in_addr addr;         /* SOFTEFA_ADDR: the IPv4 address every engine binds */
+	uint16_t port;               /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
+	uint32_t paths;              /* SOFTEFA_PATHS: source ports (paths) per engine */
+	uint32_t ndevs;              /* SOFTEFA_DEVICES: how many efa_N devices to list */
+	uint32_t sock_buf;           /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
+	bool allow_unsignaled;       /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
+	char run_dir[SEFA_PATH_MAX]; /* SOFTEFA_RUN_DIR: per-user state (stats) */
 	char sysfs_dir[SEFA_PATH_MAX]; /* SOFTEFA_SYSFS_DIR: generated sysfs tree root */
 	struct sefa_limits lim;
 };

@@ -69,7 +69,7 @@ void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
 static void slot_release(const struct sefa_cqe *c)
 {
 	if (c->is_send)
-		atomic_fetch_add_explicit(&c->qp->sq_done, 1, memory_order_release);
+		atomic_fetch_add_explicit(&c->qp->sq_done, c->slots, memory_order_release);
 	else
 		atomic_fetch_add_explicit(&c->qp->rq_done, 1, memory_order_release);
 }

@@ -277,6 +277,7 @@ static void qp_reset(struct sefa_qp *qp)
 	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.send_cq), qp);
 	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.recv_cq), qp);
 	qp->sq_posted = 0;
+	qp->sq_unsignaled = 0;
 	atomic_store(&qp->sq_done, 0);
 	qp->rq_posted = 0;
 	atomic_store(&qp->rq_done, 0);

@@ -98,6 +98,7 @@ struct sefa_cqe {
 	uint8_t wc_flags;   /* IBV_WC_WITH_IMM only */
 	bool is_send;
 	bool unsolicited;
+	uint32_t slots; /* queue slots this entry gives back: 1 + unsignaled sends before it */
 	uint8_t sgid[16];
 };
 
@@ -180,7 +181,8 @@ struct sefa_qp {
 	uint32_t sq_depth;
 	uint32_t sq_posted;
 	atomic_uint sq_done;
-	uint8_t *inline_bufs; /* sq staging inline space: (sq_depth + 1) * max_inline */
+	uint32_t sq_unsignaled; /* unsignaled sends since the last completion (option) */
+	uint8_t *inline_bufs;   /* sq staging inline space: (sq_depth + 1) * max_inline */
 
 	/* receive queue: a ring of posted WQEs not yet consumed */
 	uint32_t rq_depth;

@@ -19,7 +19,8 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return EINVAL;
-	if (!(flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all)
+	/* EFA completes every send; SOFTEFA_UNSIGNALED=1 relaxes that (docs). */
+	if (!(flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all && !sefa_config_get()->allow_unsignaled)
 		return EINVAL;
 	if (flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_INLINE))
 		return EINVAL;
@@ -43,7 +44,14 @@ static bool sge_ok(struct sefa_qp *qp, const struct ibv_sge *sge)
 
 static void complete_send(struct sefa_qp *qp, const struct sefa_send_wqe *w, unsigned status)
 {
-	struct sefa_cqe c = {
+	struct sefa_cqe c;
+
+	/* An unsignaled success leaves no entry; its slot returns with the next one. */
+	if (!w->signaled && status == EFA_STATUS_OK) {
+		qp->sq_unsignaled++;
+		return;
+	}
+	c = (struct sefa_cqe){
 	    .wr_id = w->wr_id,
 	    .qp = qp,
 	    .qp_num = (uint16_t)qp->ep.qpn,
@@ -52,8 +60,9 @@ static void complete_send(struct sefa_qp *qp, const struct sefa_send_wqe *w, uns
 	    .opcode = IBV_WC_SEND,
 	    .slid = NET_AHN_UNKNOWN,
 	    .is_send = true,
+	    .slots = 1 + qp->sq_unsignaled,
 	};
-
+	qp->sq_unsignaled = 0;
 	sefa_cq_push(to_scq(qp->qpx.qp_base.send_cq), &c);
 }
 
@@ -178,7 +187,7 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 		w->opcode = (uint8_t)wr->opcode;
 		w->has_imm = wr->opcode == IBV_WR_SEND_WITH_IMM;
 		w->imm_be = wr->imm_data;
-		w->signaled = true;
+		w->signaled = (wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all;
 		w->is_inline = (wr->send_flags & IBV_SEND_INLINE) != 0;
 		if (w->is_inline) {
 			stage_inline_sges(w, wr->sg_list, wr->num_sge);

@@ -38,6 +38,16 @@ p=$(free_port)
 run_pair ib_send_bw_ud_q8 120 "$p" ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -q 8 -p "$p" -- \
 	ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -q 8 -p "$p" 127.0.0.1
 
+# The same test unmodified, with the documented option that accepts unsignaled sends.
+p=$(free_port)
+SOFTEFA_UNSIGNALED=1 run_pair ib_send_bw_ud_unsignaled 120 "$p" \
+	ib_send_bw -d efa_0 -c UD -x 0 -p "$p" -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" 127.0.0.1
+
+# libfabric's efa provider (built into Debian's libfabric1) over its datagram endpoint.
+p=$(free_port)
+run_pair fi_pingpong_efa_dgram 120 "$p" fi_pingpong -p efa -e dgram -B "$p" -I 2000 -- \
+	fi_pingpong -p efa -e dgram -P "$p" -I 2000 127.0.0.1
+
 # Fidelity: without -Q 1 the client's first unsignaled post fails, as on real EFA.
 p=$(free_port)
 timeout 60 "$SOFTEFA" run -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" >"$LOGDIR/unsig.srv" 2>&1 &

@@ -126,6 +126,44 @@ static void test_slid_and_sgid(struct end *a, struct end *b, struct end *c)
 	(void)b;
 }
 
+/* An AH from a completion: slid names the sender, so the reply needs no GID exchange. */
+static void test_ah_from_wc(struct end *a, struct end *b)
+{
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {.wr_id = 4,
+	                         .num_sge = 1,
+	                         .opcode = IBV_WR_SEND,
+	                         .send_flags = IBV_SEND_SIGNALED},
+	                   *bad;
+
+	end_post_recv(b, 6, PAIR_SLOT);
+	CHECK_EQ(end_send(a, b, 1, 0, 8, 0, 0), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	ah = ibv_create_ah_from_wc(b->pd, &wc, NULL, 1);
+	REQUIRE(ah);
+	sge = (struct ibv_sge){(uintptr_t)end_sslot(b, 6), 24, b->mr->lkey};
+	fill(end_sslot(b, 6), 24, 6);
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = wc.src_qp;
+	wr.wr.ud.remote_qkey = PAIR_QKEY;
+	end_post_recv(a, 6, PAIR_SLOT);
+	CHECK_EQ(ibv_post_send(b->qp, &wr, &bad), 0);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.byte_len, 64);
+	CHECK(same(end_rslot(a, 6) + 40, 24, 6));
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+	/* A completion whose sender the PD has no AH for cannot make one. */
+	wc.slid = 0xffff;
+	errno = 0;
+	CHECK(!ibv_create_ah_from_wc(b->pd, &wc, NULL, 1) && errno == EINVAL);
+}
+
 /* Scatter over three receive SGEs, the GRH slot spanning the first. */
 static void test_scatter(struct end *a, struct end *b)
 {
@@ -364,6 +402,7 @@ int main(void)
 	end_connect(&b, &a);
 	test_sizes(&a, &b);
 	test_slid_and_sgid(&a, &b, &c);
+	test_ah_from_wc(&a, &b);
 	test_scatter(&a, &b);
 	test_inline_and_two_sges(&a, &b);
 	test_local_errors(&a, &b);
