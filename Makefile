@@ -17,10 +17,13 @@ build:
 deps-build:
 	@scripts/deps.sh build
 
+deps-demo:
+	@scripts/deps.sh demo
+
 deps-test:
 	@scripts/deps.sh test
 
-demo: deps-build
+demo: deps-demo
 	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bin/softefa demo
 

@@ -11,7 +11,8 @@ test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin iprout
 
 want=()
 case "${1:-build}" in
-build | demo) want=("${build_pkgs[@]}") ;;
+build) want=("${build_pkgs[@]}") ;;
+demo) want=("${build_pkgs[@]}" ibverbs-utils perftest) ;; # what the README's "Use" runs
 test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 *)
 	echo "usage: $0 build|demo|test" >&2

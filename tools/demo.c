@@ -364,6 +364,7 @@ static int run_client(struct demo *d, unsigned iters)
 	uint64_t lost;
 
 	printf("softefa demo: two processes, UD queue pairs on efa_0, loopback\n\n");
+	printf("one-way latency (ping-pong RTT / 2); UD may drop a ping, the demo resends it\n");
 	printf("%-10s %14s %10s\n", "size (B)", "latency (us)", "resent");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		if (latency(d, sizes[i], iters, &us, &resent))
@@ -403,6 +404,7 @@ int tool_demo(int argc, char **argv)
 	}
 	if (iters == 0)
 		iters = 1;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* lines appear as they are measured */
 	if (pipe(to_child) || pipe(to_parent))
 		return die("pipe");
 	fflush(stdout);

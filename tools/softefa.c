@@ -24,8 +24,8 @@ static int usage(FILE *f)
 	fprintf(f, "usage: softefa run [--] CMD [ARGS...]\n"
 	           "       softefa env\n"
 	           "       softefa info\n"
-	           "       softefa stats\n"
-	           "       softefa demo [--iters N] [--size BYTES]\n");
+	           "       softefa stats [--json] [--pid PID]\n"
+	           "       softefa demo [--iters N]\n");
 	return f == stderr ? 2 : 0;
 }
 

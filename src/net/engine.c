@@ -2,6 +2,7 @@
 /* Engine lifecycle, endpoint table, and the datagram send and receive paths. */
 #include "engine_impl.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +40,23 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	e->epfd = e->wakefd = e->timerfd = -1;
 	for (unsigned i = 0; i < SEFA_MAX_PATHS; i++)
 		e->fds[i] = -1;
-	/* The largest datagram: a full-size message and its header, within one UDP packet. */
-	e->max_datagram = SRD_UD_HDR_LEN + cfg->lim.max_msg_size;
+	/* The largest datagram the paths carry without IP fragmentation. */
+	e->max_datagram = net_max_datagram(cfg);
 	e->eps = calloc(NET_QPN_MAX + 1, sizeof(*e->eps));
 	e->rx_buf = malloc((size_t)NET_RX_BATCH * e->max_datagram);
 	if (!e->eps || !e->rx_buf) {
 		err = -ENOMEM;
 		goto fail;
+	}
+	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
+		struct mmsghdr *m = &e->rx_msgs[i];
+
+		e->rx_iov[i].iov_base = e->rx_buf + (size_t)i * e->max_datagram;
+		e->rx_iov[i].iov_len = e->max_datagram;
+		m->msg_hdr.msg_iov = &e->rx_iov[i];
+		m->msg_hdr.msg_iovlen = 1;
+		m->msg_hdr.msg_name = &e->rx_addr[i];
+		m->msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
 	}
 	/* QPN 0 and 1 are special in verbs (SMI/GSI); real EFA starts above them too. */
 	e->next_qpn = 2;
@@ -57,6 +68,9 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	err = net_progress_start(e);
 	if (err)
 		goto fail;
+	sefa_log(SEFA_LOG_INFO, "efa_%u: engine on %s:%u-%u, %u paths, datagrams up to %u bytes",
+	         dev_index, inet_ntoa(e->local.sin_addr), e->base_port,
+	         e->base_port + e->npaths - 1, e->npaths, e->max_datagram);
 	*out = e;
 	return 0;
 fail:
@@ -78,6 +92,9 @@ int net_engine_acquire(unsigned dev_index, struct net_engine **out)
 		*out = engines[dev_index];
 	}
 	pthread_mutex_unlock(&engines_lock);
+	if (err)
+		sefa_log(SEFA_LOG_ERROR, "efa_%u: cannot start the engine: %s", dev_index,
+		         strerror(-err));
 	return err;
 }
 
@@ -114,14 +131,9 @@ struct net_counters *net_engine_counters(struct net_engine *e)
 	return &e->stats->c;
 }
 
-unsigned net_engine_paths(const struct net_engine *e)
+uint32_t net_engine_max_ud(const struct net_engine *e)
 {
-	return e->npaths;
-}
-
-struct sockaddr_in net_engine_local_addr(const struct net_engine *e)
-{
-	return e->local;
+	return e->max_datagram - SRD_UD_HDR_LEN;
 }
 
 int net_ep_register(struct net_engine *e, struct net_ep *ep)
@@ -149,26 +161,35 @@ void net_ep_unregister(struct net_engine *e, struct net_ep *ep)
 }
 
 int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct srd_ud_hdr *h,
-                const struct iovec *iov, unsigned iovcnt, unsigned path)
+                const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy)
 {
+	struct srd_ud_hdr hh = *h;
 	struct mmsghdr *m;
 	unsigned k;
 
-	if (iovcnt + 1 > NET_TX_IOV || SRD_UD_HDR_LEN + (size_t)h->payload_len > e->max_datagram)
+	if (iovcnt + 1 > NET_TX_IOV || SRD_UD_HDR_LEN + (size_t)h->payload_len > e->max_datagram ||
+	    (copy && h->payload_len > NET_INLINE_MAX))
 		return -EMSGSIZE;
 	if (e->ntx == NET_TX_BATCH)
 		net_engine_flush(e);
 	k = e->ntx++;
-	{
-		struct srd_ud_hdr hh = *h;
-
-		hh.src_port = e->base_port; /* our identity, whichever path carries it */
-		srd_ud_encode(e->tx_hdr[k], &hh);
-	}
+	hh.src_port = e->base_port; /* our identity, whichever path carries it */
+	srd_ud_encode(e->tx_hdr[k], &hh);
 	e->tx_iov[k][0].iov_base = e->tx_hdr[k];
 	e->tx_iov[k][0].iov_len = SRD_UD_HDR_LEN;
-	for (unsigned i = 0; i < iovcnt; i++)
-		e->tx_iov[k][i + 1] = iov[i];
+	if (copy) {
+		size_t off = SRD_UD_HDR_LEN;
+
+		for (unsigned i = 0; i < iovcnt; i++) {
+			memcpy(e->tx_hdr[k] + off, iov[i].iov_base, iov[i].iov_len);
+			off += iov[i].iov_len;
+		}
+		e->tx_iov[k][0].iov_len = off;
+		iovcnt = 0;
+	} else {
+		for (unsigned i = 0; i < iovcnt; i++)
+			e->tx_iov[k][i + 1] = iov[i];
+	}
 	e->tx_addr[k] = peer->sa;
 	e->tx_path[k] = path % e->npaths;
 	m = &e->tx_msgs[k];
@@ -228,6 +249,8 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	c->rx_bytes += len;
 	err = srd_ud_decode(pkt, len, &h, &payload);
 	if (err) {
+		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
+		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);
 		if (err == SRD_WIRE_ERR_VERSION)
 			c->rx_bad_version++;
 		else
@@ -253,27 +276,13 @@ unsigned net_engine_rx(struct net_engine *e)
 {
 	unsigned total = 0;
 
+	atomic_store_explicit(&e->last_rx_ns, sefa_now_ns(), memory_order_relaxed);
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
-		int n;
+		int n = recvmmsg(e->fds[0], e->rx_msgs, NET_RX_BATCH, MSG_DONTWAIT, NULL);
 
-		for (unsigned i = 0; i < NET_RX_BATCH; i++) {
-			struct mmsghdr *m = &e->rx_msgs[i];
-
-			e->rx_iov[i].iov_base = e->rx_buf + (size_t)i * e->max_datagram;
-			e->rx_iov[i].iov_len = e->max_datagram;
-			memset(&m->msg_hdr, 0, sizeof(m->msg_hdr));
-			m->msg_hdr.msg_iov = &e->rx_iov[i];
-			m->msg_hdr.msg_iovlen = 1;
-			m->msg_hdr.msg_name = &e->rx_addr[i];
-			m->msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
-		}
-		n = recvmmsg(e->fds[0], e->rx_msgs, NET_RX_BATCH, MSG_DONTWAIT, NULL);
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			break;
-		}
+		if (n <= 0)
+			break; /* EINTR too: the caller polls again */
 		for (int i = 0; i < n; i++) {
 			struct mmsghdr *m = &e->rx_msgs[i];
 
@@ -286,6 +295,9 @@ unsigned net_engine_rx(struct net_engine *e)
 			}
 			rx_dispatch(e, e->rx_iov[i].iov_base, m->msg_len, &e->rx_addr[i]);
 		}
+		/* recvmmsg wrote these back: make them ready for the next call. */
+		for (int i = 0; i < n; i++)
+			e->rx_msgs[i].msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
 		total += (unsigned)n;
 		if (n < NET_RX_BATCH)
 			break;
@@ -296,9 +308,12 @@ unsigned net_engine_rx(struct net_engine *e)
 	return total;
 }
 
-void net_engine_note_poll(struct net_engine *e)
+bool net_engine_note_poll(struct net_engine *e)
 {
-	atomic_store_explicit(&e->last_poll_ns, sefa_now_ns(), memory_order_relaxed);
+	uint64_t now = sefa_now_ns();
+
+	atomic_store_explicit(&e->last_poll_ns, now, memory_order_relaxed);
+	return now - atomic_load_explicit(&e->last_rx_ns, memory_order_relaxed) > NET_RX_STALE_NS;
 }
 
 void net_engine_arm_count(struct net_engine *e, int delta)

@@ -92,24 +92,28 @@ struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LE
 void net_peer_put(struct net_engine *e, struct net_peer *p, const void *owner);
 /* The AH number owner sees for peer: p->ahn if owner holds an AH for it, else unknown. */
 uint16_t net_peer_ahn_for(const struct net_peer *p, const void *owner);
-unsigned net_peer_count(const struct net_engine *e);
 /* The peer with AH number ahn, or NULL (locked). */
 const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn);
 
 /*
  * Queues one UD datagram (header + the iovecs) to peer on the given path (locked).
- * The iovecs must stay valid until net_engine_flush(). Returns 0, or -EMSGSIZE.
+ * Without copy, the iovecs must stay valid until net_engine_flush(); with copy (for
+ * inline data, at most NET_INLINE_MAX bytes) they are copied now. Returns 0, or
+ * -EMSGSIZE when the datagram is too large.
  */
 int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct srd_ud_hdr *h,
-                const struct iovec *iov, unsigned iovcnt, unsigned path);
+                const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy);
 /* Sends everything queued by net_send_ud (locked). */
 void net_engine_flush(struct net_engine *e);
 
 /* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
 unsigned net_engine_rx(struct net_engine *e);
 
-/* The application just polled: the progress thread keeps off the sockets for a while. */
-void net_engine_note_poll(struct net_engine *e);
+/*
+ * The application just polled: the progress thread keeps off the sockets for a while.
+ * Returns true when nobody has read the sockets lately (the caller should).
+ */
+bool net_engine_note_poll(struct net_engine *e);
 
 /* A completion channel waits on this engine: make the progress thread serve the
  * sockets now rather than after its back-off (locked). */
@@ -118,9 +122,7 @@ void net_engine_want_progress(struct net_engine *e);
 /* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
 void net_engine_arm_count(struct net_engine *e, int delta);
 
-unsigned net_engine_paths(const struct net_engine *e);
-
-/* For tests and tools: the engine's receive endpoint. */
-struct sockaddr_in net_engine_local_addr(const struct net_engine *e);
+/* The largest UD payload one datagram carries on these paths. */
+uint32_t net_engine_max_ud(const struct net_engine *e);
 
 #endif

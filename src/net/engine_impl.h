@@ -8,10 +8,13 @@
 #include "engine.h"
 #include "../util/config.h"
 
-#define NET_RX_BATCH  32
-#define NET_TX_BATCH  32
-#define NET_TX_IOV    4 /* header + up to three data pieces */
-#define NET_PEER_HASH 1024
+#define NET_RX_BATCH   32
+#define NET_TX_BATCH   32
+#define NET_TX_IOV     17   /* header + up to 16 SGEs */
+#define NET_INLINE_MAX 4096 /* bytes a datagram may carry copied in (inline sends) */
+#define NET_PEER_HASH  1024
+/* A poll finding entries still reads the sockets if nobody has for this long. */
+#define NET_RX_STALE_NS 50000ull
 
 struct net_engine {
 	pthread_mutex_t lock;
@@ -46,7 +49,7 @@ struct net_engine {
 	/* Transmit batch: per path, flushed with sendmmsg. */
 	struct mmsghdr tx_msgs[NET_TX_BATCH];
 	struct iovec tx_iov[NET_TX_BATCH][NET_TX_IOV];
-	uint8_t tx_hdr[NET_TX_BATCH][SRD_UD_HDR_LEN];
+	uint8_t tx_hdr[NET_TX_BATCH][SRD_UD_HDR_LEN + NET_INLINE_MAX];
 	struct sockaddr_in tx_addr[NET_TX_BATCH];
 	unsigned tx_path[NET_TX_BATCH];
 	unsigned ntx;
@@ -62,6 +65,7 @@ struct net_engine {
 	bool timer_set;
 	uint64_t park_backoff_ns;
 	_Atomic uint64_t last_poll_ns; /* written by application polls without the lock */
+	_Atomic uint64_t last_rx_ns;   /* the sockets were last read */
 	int armed_cqs;
 
 	/* Counters, in a shared-memory stats file when one could be made. */
@@ -71,6 +75,7 @@ struct net_engine {
 };
 
 /* sock.c */
+uint32_t net_max_datagram(const struct sefa_config *cfg);
 int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg);
 void net_sock_close_all(struct net_engine *e);
 

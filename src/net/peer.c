@@ -158,11 +158,6 @@ void net_peer_put(struct net_engine *e, struct net_peer *p, const void *owner)
 	free(p);
 }
 
-unsigned net_peer_count(const struct net_engine *e)
-{
-	return e->npeers;
-}
-
 const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn)
 {
 	return ahn < e->peers_cap ? e->peers_by_ahn[ahn] : NULL;

@@ -57,8 +57,9 @@ static void progress_step(struct net_engine *e)
 	if (e->armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
 		if (!e->timer_set) {
 			timer_set(e, e->park_backoff_ns);
-			if (e->park_backoff_ns < NET_PARK_MAX_NS)
-				e->park_backoff_ns *= 2;
+			e->park_backoff_ns *= 2;
+			if (e->park_backoff_ns > NET_PARK_MAX_NS)
+				e->park_backoff_ns = NET_PARK_MAX_NS;
 		}
 		return;
 	}

@@ -3,8 +3,12 @@
 #include "engine_impl.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <netinet/ip.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -24,6 +28,43 @@ static void sock_tune(int fd, uint32_t bufsz, bool receives)
 		sz = 4096; /* nobody sends to a path's source port: keep strays from piling up */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
+/* The MTU of the interface that holds addr, or 1500 when it cannot be found. */
+static uint32_t iface_mtu(struct in_addr addr)
+{
+	struct ifaddrs *ifs, *i;
+	uint32_t mtu = 1500;
+
+	if (getifaddrs(&ifs))
+		return mtu;
+	for (i = ifs; i; i = i->ifa_next) {
+		struct ifreq ifr;
+		int fd;
+
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr != addr.s_addr)
+			continue;
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", i->ifa_name);
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+			mtu = (uint32_t)ifr.ifr_mtu;
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	freeifaddrs(ifs);
+	return mtu;
+}
+
+/* The largest UDP payload that crosses the path without IP fragmentation. */
+uint32_t net_max_datagram(const struct sefa_config *cfg)
+{
+	uint32_t mtu = cfg->mtu ? cfg->mtu : iface_mtu(cfg->addr);
+	uint32_t d = mtu - 28; /* IPv4 and UDP headers */
+
+	return d > 65507 ? 65507 : d;
 }
 
 static int sock_bind(struct in_addr ip, uint16_t port, uint16_t *bound)

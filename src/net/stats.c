@@ -14,28 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/fs.h"
 #include "../util/log.h"
-
-static int mkdir_p(const char *path)
-{
-	char tmp[SEFA_PATH_MAX + 64];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
 
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
 {
@@ -45,11 +25,13 @@ void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
 
 	e->stats = &e->stats_fallback;
 	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
-	if (mkdir_p(dir))
+	if (sefa_private_dir(cfg->run_dir) || sefa_private_dir(dir))
 		goto out;
 	snprintf(e->stats_path, sizeof(e->stats_path), "%s/%d.%u", dir, (int)getpid(),
 	         e->dev_index);
-	fd = open(e->stats_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* A file left by a dead process of the same pid goes; never follow a link. */
+	unlink(e->stats_path);
+	fd = open(e->stats_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto out_path;
 	if (ftruncate(fd, sizeof(struct net_stats_file))) {

@@ -35,7 +35,7 @@ int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 		return SRD_WIRE_ERR_MAGIC;
 	if (pkt[2] != SRD_WIRE_VERSION)
 		return SRD_WIRE_ERR_VERSION;
-	if (pkt[3] != SRD_PKT_UD)
+	if (pkt[3] < SRD_PKT_UD || pkt[3] > SRD_PKT_ACK)
 		return SRD_WIRE_ERR_TYPE;
 	return pkt[3];
 }
@@ -46,11 +46,16 @@ int srd_wire_peek_type(const uint8_t *pkt, size_t len)
  *   8 src_qpn u16 | 10 flags u8 | 11 sl u8 | 12 qkey u32 | 16 imm u32
  *  20 payload_len u16 | 22 reserved u16 (zero)
  */
-size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h)
+static void put_prefix(uint8_t *buf, uint8_t type)
 {
 	put16(buf, SRD_WIRE_MAGIC);
 	buf[2] = SRD_WIRE_VERSION;
-	buf[3] = SRD_PKT_UD;
+	buf[3] = type;
+}
+
+size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h)
+{
+	put_prefix(buf, SRD_PKT_UD);
 	put16(buf + 4, h->src_port);
 	put16(buf + 6, h->dst_qpn);
 	put16(buf + 8, h->src_qpn);
@@ -89,5 +94,153 @@ int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const ui
 	if (h->src_port == 0)
 		return SRD_WIRE_ERR_FORMAT;
 	*payload = pkt + SRD_UD_HDR_LEN;
+	return 0;
+}
+
+/*
+ * DATA layout (56 bytes):
+ *   0 prefix | 4 src_port u16 | 6 flags u8 | 7 path u8 | 8 src_epoch u32
+ *  12 dst_epoch u32 | 16 psn u32 | 20 horizon u32 | 24 msn u32 | 28 msg_len u32
+ *  32 offset u32 | 36 dst_qpn u16 | 38 src_qpn u16 | 40 qkey u32 | 44 imm u32
+ *  48 opcode u8 | 49 sl u8 | 50 payload_len u16 | 52 reserved u32 (zero)
+ */
+size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
+{
+	put_prefix(buf, SRD_PKT_DATA);
+	put16(buf + 4, h->src_port);
+	buf[6] = h->flags;
+	buf[7] = h->path;
+	put32(buf + 8, h->src_epoch);
+	put32(buf + 12, h->dst_epoch);
+	put32(buf + 16, h->psn);
+	put32(buf + 20, h->horizon);
+	put32(buf + 24, h->msn);
+	put32(buf + 28, h->msg_len);
+	put32(buf + 32, h->offset);
+	put16(buf + 36, h->dst_qpn);
+	put16(buf + 38, h->src_qpn);
+	put32(buf + 40, h->qkey);
+	put32(buf + 44, h->imm);
+	buf[48] = h->opcode;
+	buf[49] = h->sl;
+	put16(buf + 50, h->payload_len);
+	put32(buf + 52, 0);
+	return SRD_DATA_HDR_LEN;
+}
+
+int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, const uint8_t **payload)
+{
+	int type = srd_wire_peek_type(pkt, len);
+
+	if (type < 0)
+		return type;
+	if (type != SRD_PKT_DATA)
+		return SRD_WIRE_ERR_TYPE;
+	if (len < SRD_DATA_HDR_LEN)
+		return SRD_WIRE_ERR_SHORT;
+	h->src_port = get16(pkt + 4);
+	h->flags = pkt[6];
+	h->path = pkt[7];
+	h->src_epoch = get32(pkt + 8);
+	h->dst_epoch = get32(pkt + 12);
+	h->psn = get32(pkt + 16);
+	h->horizon = get32(pkt + 20);
+	h->msn = get32(pkt + 24);
+	h->msg_len = get32(pkt + 28);
+	h->offset = get32(pkt + 32);
+	h->dst_qpn = get16(pkt + 36);
+	h->src_qpn = get16(pkt + 38);
+	h->qkey = get32(pkt + 40);
+	h->imm = get32(pkt + 44);
+	h->opcode = pkt[48];
+	h->sl = pkt[49];
+	h->payload_len = get16(pkt + 50);
+	if (get32(pkt + 52) != 0 || (h->flags & ~SRD_DATA_F_IMM) || h->opcode != SRD_OP_SEND)
+		return SRD_WIRE_ERR_FORMAT;
+	if (len - SRD_DATA_HDR_LEN != h->payload_len)
+		return len - SRD_DATA_HDR_LEN < h->payload_len ? SRD_WIRE_ERR_SHORT
+		                                               : SRD_WIRE_ERR_FORMAT;
+	/* The payload lies inside the message; only an empty message has an empty packet. */
+	if (h->src_port == 0 || h->src_epoch == 0 || h->offset > h->msg_len ||
+	    h->payload_len > h->msg_len - h->offset || (h->payload_len == 0 && h->msg_len != 0))
+		return SRD_WIRE_ERR_FORMAT;
+	*payload = pkt + SRD_DATA_HDR_LEN;
+	return 0;
+}
+
+/*
+ * ACK layout: 28 bytes, then nsack blocks of (start u32, len u32), then nnak entries
+ * of (psn u32, status u8, zero u8[3]):
+ *   0 prefix | 4 src_port u16 | 6 nsack u8 | 7 nnak u8 | 8 src_epoch u32
+ *  12 dst_epoch u32 | 16 cum u32 | 20 echo_psn u32 | 24 flags u8 | 25 reserved u8[3]
+ */
+size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h)
+{
+	uint8_t *p = buf + SRD_ACK_HDR_LEN;
+
+	put_prefix(buf, SRD_PKT_ACK);
+	put16(buf + 4, h->src_port);
+	buf[6] = h->nsack;
+	buf[7] = h->nnak;
+	put32(buf + 8, h->src_epoch);
+	put32(buf + 12, h->dst_epoch);
+	put32(buf + 16, h->cum);
+	put32(buf + 20, h->echo_psn);
+	buf[24] = h->flags;
+	buf[25] = buf[26] = buf[27] = 0;
+	for (unsigned i = 0; i < h->nsack; i++, p += 8) {
+		put32(p, h->sack[i].start);
+		put32(p + 4, h->sack[i].len);
+	}
+	for (unsigned i = 0; i < h->nnak; i++, p += 8) {
+		put32(p, h->nak[i].psn);
+		p[4] = h->nak[i].status;
+		p[5] = p[6] = p[7] = 0;
+	}
+	return (size_t)(p - buf);
+}
+
+int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
+{
+	int type = srd_wire_peek_type(pkt, len);
+	const uint8_t *p;
+
+	if (type < 0)
+		return type;
+	if (type != SRD_PKT_ACK)
+		return SRD_WIRE_ERR_TYPE;
+	if (len < SRD_ACK_HDR_LEN)
+		return SRD_WIRE_ERR_SHORT;
+	h->src_port = get16(pkt + 4);
+	h->nsack = pkt[6];
+	h->nnak = pkt[7];
+	h->src_epoch = get32(pkt + 8);
+	h->dst_epoch = get32(pkt + 12);
+	h->cum = get32(pkt + 16);
+	h->echo_psn = get32(pkt + 20);
+	h->flags = pkt[24];
+	if (h->nsack > SRD_ACK_MAX_SACK || h->nnak > SRD_ACK_MAX_NAK)
+		return SRD_WIRE_ERR_FORMAT;
+	/* Counts are bounded first, so this length cannot overflow. */
+	if (len != SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak))
+		return len < SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak)
+		           ? SRD_WIRE_ERR_SHORT
+		           : SRD_WIRE_ERR_FORMAT;
+	if (h->src_port == 0 || h->src_epoch == 0 || (h->flags & ~SRD_ACK_F_STALE) || pkt[25] ||
+	    pkt[26] || pkt[27])
+		return SRD_WIRE_ERR_FORMAT;
+	p = pkt + SRD_ACK_HDR_LEN;
+	for (unsigned i = 0; i < h->nsack; i++, p += 8) {
+		h->sack[i].start = get32(p);
+		h->sack[i].len = get32(p + 4);
+		if (h->sack[i].len == 0)
+			return SRD_WIRE_ERR_FORMAT;
+	}
+	for (unsigned i = 0; i < h->nnak; i++, p += 8) {
+		h->nak[i].psn = get32(p);
+		h->nak[i].status = p[4];
+		if (p[5] || p[6] || p[7] || h->nak[i].status == 0)
+			return SRD_WIRE_ERR_FORMAT;
+	}
 	return 0;
 }

@@ -16,7 +16,9 @@
 #define SRD_WIRE_VERSION 1u
 
 enum srd_pkt_type {
-	SRD_PKT_UD = 1, /* one unreliable datagram message */
+	SRD_PKT_UD = 1,   /* one unreliable datagram message */
+	SRD_PKT_DATA = 2, /* one packet of a reliable (SRD) message */
+	SRD_PKT_ACK = 3,  /* selective acknowledgement and negative acknowledgements */
 };
 
 enum srd_ud_flags {
@@ -36,6 +38,79 @@ struct srd_ud_hdr {
 	uint32_t imm; /* host order; converted to __be32 at the verbs boundary */
 	uint16_t payload_len;
 };
+
+/* ---- SRD data ---------------------------------------------------------------- */
+
+enum srd_data_flags {
+	SRD_DATA_F_IMM = 1u << 0,
+};
+
+enum srd_data_opcode {
+	SRD_OP_SEND = 0,
+};
+
+#define SRD_DATA_HDR_LEN 56u
+
+struct srd_data_hdr {
+	uint16_t src_port;
+	uint8_t flags; /* enum srd_data_flags */
+	uint8_t path;  /* path index the sender used (for diagnostics) */
+	uint32_t src_epoch;
+	uint32_t dst_epoch; /* receiver incarnation the sender believes in; 0 = unknown */
+	uint32_t psn;
+	uint32_t horizon; /* every PSN below is acknowledged or abandoned by the sender */
+	uint32_t msn;     /* message number */
+	uint32_t msg_len;
+	uint32_t offset; /* of this packet's payload within the message */
+	uint16_t dst_qpn;
+	uint16_t src_qpn;
+	uint32_t qkey;
+	uint32_t imm;
+	uint8_t opcode; /* enum srd_data_opcode */
+	uint8_t sl;
+	uint16_t payload_len;
+};
+
+size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h);
+int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h,
+                    const uint8_t **payload);
+
+/* ---- SRD acknowledgement --------------------------------------------------------- */
+
+#define SRD_ACK_HDR_LEN  28u
+#define SRD_ACK_MAX_SACK 32u
+#define SRD_ACK_MAX_NAK  16u
+#define SRD_ACK_MAX_LEN  (SRD_ACK_HDR_LEN + 8u * (SRD_ACK_MAX_SACK + SRD_ACK_MAX_NAK))
+
+enum srd_ack_flags {
+	SRD_ACK_F_STALE = 1u << 0, /* the data named an incarnation of mine that is gone */
+};
+
+struct srd_sack {
+	uint32_t start; /* first PSN of a received run above cum */
+	uint32_t len;
+};
+
+struct srd_nak {
+	uint32_t psn;
+	uint8_t status; /* enum srd_status: SRD_REMOTE_RNR (retry) or a final error */
+};
+
+struct srd_ack_hdr {
+	uint16_t src_port;
+	uint8_t nsack;
+	uint8_t nnak;
+	uint32_t src_epoch; /* the acknowledging engine */
+	uint32_t dst_epoch; /* the data sender it answers */
+	uint32_t cum;       /* every PSN below is received */
+	uint32_t echo_psn;  /* the newest data PSN received, for an RTT sample */
+	uint8_t flags;      /* enum srd_ack_flags */
+	struct srd_sack sack[SRD_ACK_MAX_SACK];
+	struct srd_nak nak[SRD_ACK_MAX_NAK];
+};
+
+size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h);
+int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h);
 
 /* Errors returned by decoders (negative). */
 enum srd_wire_err {

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -21,11 +22,25 @@ int sefa_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s)
+	unsigned shift = 0;
+
+	if (!s || !isdigit((unsigned char)s[0]))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (errno || *end || s[0] == '-' || v < min || v > max)
+	/* Byte counts may carry a binary suffix: 64K, 8M, 96G. */
+	if (*end == 'k' || *end == 'K')
+		shift = 10;
+	else if (*end == 'm' || *end == 'M')
+		shift = 20;
+	else if (*end == 'g' || *end == 'G')
+		shift = 30;
+	if (shift)
+		end++;
+	if (errno || *end || (v << shift) >> shift != v)
+		return -EINVAL;
+	v <<= shift;
+	if (v < min || v > max)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -98,7 +113,8 @@ static void config_load(void)
 	bool ok = true;
 	size_t i;
 
-	sefa_log_init();
+	ok &= env_u64("SOFTEFA_LOG", SEFA_LOG_ERROR, 0, SEFA_LOG_DEBUG, &v);
+	sefa_log_threshold = (int)v;
 
 	addr = getenv("SOFTEFA_ADDR");
 	if (!addr || !*addr)
@@ -113,6 +129,13 @@ static void config_load(void)
 	c->paths = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_DEVICES", 1, 1, SEFA_MAX_DEVICES, &v);
 	c->ndevs = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_MTU", 0, 0, 65536, &v);
+	if (v && v < 576) {
+		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_MTU=%llu is below the IPv4 minimum of 576",
+		         (unsigned long long)v);
+		ok = false;
+	}
+	c->mtu = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_SOCKBUF", 8u << 20, 64u << 10, 1u << 30, &v);
 	c->sock_buf = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_UNSIGNALED", 0, 0, 1, &v);

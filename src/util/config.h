@@ -38,6 +38,7 @@ struct sefa_config {
 	uint16_t port;               /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
 	uint32_t paths;              /* SOFTEFA_PATHS: source ports (paths) per engine */
 	uint32_t ndevs;              /* SOFTEFA_DEVICES: how many efa_N devices to list */
+	uint32_t mtu;                /* SOFTEFA_MTU: IP MTU of the paths; 0 = the interface's */
 	uint32_t sock_buf;           /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
 	bool allow_unsignaled;       /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
 	char run_dir[SEFA_PATH_MAX]; /* SOFTEFA_RUN_DIR: per-user state (stats) */

@@ -23,6 +23,12 @@ static inline bool list_empty(const struct list_node *head)
 	return head->next == head;
 }
 
+/* Is a node on some list? (A removed node links to itself.) */
+static inline bool list_linked(const struct list_node *n)
+{
+	return n->next != n;
+}
+
 static inline void list_add_tail(struct list_node *head, struct list_node *n)
 {
 	n->prev = head->prev;

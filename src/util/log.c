@@ -9,14 +9,6 @@
 /* Errors are shown by default; SOFTEFA_LOG=0..4 changes that. */
 int sefa_log_threshold = SEFA_LOG_ERROR;
 
-void sefa_log_init(void)
-{
-	const char *v = getenv("SOFTEFA_LOG");
-
-	if (v && *v)
-		sefa_log_threshold = atoi(v);
-}
-
 void sefa_log_emit(int level, const char *fmt, ...)
 {
 	static const char *const names[] = {"", "error", "warn", "info", "debug"};

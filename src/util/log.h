@@ -12,7 +12,6 @@ enum sefa_log_level {
 
 extern int sefa_log_threshold;
 
-void sefa_log_init(void);
 void sefa_log_emit(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define sefa_log(level, ...)                                 \

@@ -45,6 +45,7 @@ SEFA_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr
 	ah->ibah.context = ibpd->context;
 	ah->ibah.pd = ibpd;
 	ah->ibah.handle = ah->peer->ahn;
+	sefa_obj_add(ctx, OBJ_AH, &ah->obj);
 	return &ah->ibah;
 fail:
 	net_engine_unlock(eng);
@@ -58,6 +59,7 @@ SEFA_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 	struct sefa_context *ctx = to_sctx(ibah->context);
 	struct sefa_ah *ah = to_sah(ibah);
 
+	sefa_obj_del(ctx, &ah->obj);
 	net_engine_lock(ctx->sh->eng);
 	net_peer_put(ctx->sh->eng, ah->peer, ibah->pd);
 	ctx->sh->nah--;

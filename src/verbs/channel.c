@@ -1,8 +1,15 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Completion channels. The channel's fd is the read end of a pipe that holds one
+ * byte exactly while events are queued (level-triggered), so poll() on the fd says
+ * the truth however many events pile up or are dropped by destroy_cq, and the pipe
+ * can never fill.
+ */
 #include "channel.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,12 +34,11 @@ SEFA_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 		free(ch);
 		return NULL;
 	}
-	/* Events must never block the data path that writes them. */
-	fcntl(pfd[1], F_SETFL, O_NONBLOCK);
 	pthread_mutex_init(&ch->lock, NULL);
 	ch->ch.context = context;
 	ch->ch.fd = pfd[0];
 	ch->wfd = pfd[1];
+	sefa_obj_add(to_sctx(context), OBJ_CHANNEL, &ch->obj);
 	return &ch->ch;
 }
 
@@ -42,6 +48,7 @@ SEFA_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 
 	if (__atomic_load_n(&channel->refcnt, __ATOMIC_RELAXED))
 		return EBUSY;
+	sefa_obj_del(to_sctx(channel->context), &ch->obj);
 	close(ch->ch.fd);
 	close(ch->wfd);
 	pthread_mutex_destroy(&ch->lock);
@@ -50,10 +57,28 @@ SEFA_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
+/* Channel lock held: the fd becomes readable / unreadable with the queue. */
+static void level_raise(struct sefa_channel *ch)
 {
 	char one = 1;
 
+	if (write(ch->wfd, &one, 1) != 1)
+		sefa_log(SEFA_LOG_ERROR, "completion channel write: %s", strerror(errno));
+}
+
+static void level_lower(struct sefa_channel *ch)
+{
+	char byte;
+	ssize_t n;
+
+	/* The byte is there (the queue was non-empty), so this read cannot block. */
+	do
+		n = read(ch->ch.fd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+}
+
+void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
+{
 	pthread_mutex_lock(&ch->lock);
 	if (ch->count == ch->cap) {
 		unsigned ncap = ch->cap ? ch->cap * 2 : 16;
@@ -72,19 +97,17 @@ void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
 		ch->cap = ncap;
 	}
 	ch->events[(ch->head + ch->count) % ch->cap] = cq;
-	ch->count++;
+	if (ch->count++ == 0)
+		level_raise(ch);
 	pthread_mutex_unlock(&ch->lock);
-	/* One byte per event; a CQ is re-armed only after its event is read, so the
-	 * pipe holds at most one byte per CQ and never fills. */
-	if (write(ch->wfd, &one, 1) != 1)
-		sefa_log(SEFA_LOG_ERROR, "completion channel write: %s", strerror(errno));
 }
 
 void sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
 {
-	unsigned kept = 0;
+	unsigned kept = 0, had;
 
 	pthread_mutex_lock(&ch->lock);
+	had = ch->count;
 	for (unsigned i = 0; i < ch->count; i++) {
 		struct sefa_cq *c = ch->events[(ch->head + i) % ch->cap];
 
@@ -92,6 +115,8 @@ void sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
 			ch->events[(ch->head + kept++) % ch->cap] = c;
 	}
 	ch->count = kept;
+	if (had && !kept)
+		level_lower(ch);
 	pthread_mutex_unlock(&ch->lock);
 }
 
@@ -99,24 +124,30 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
                                  void **cq_context)
 {
 	struct sefa_channel *ch = to_sch(channel);
-	struct sefa_cq *scq = NULL;
-	char byte;
+	struct sefa_cq *scq;
 
-	/* A byte whose event was dropped by destroy_cq stands for nothing: read on. */
-	while (!scq) {
-		ssize_t n = read(ch->ch.fd, &byte, 1);
+	for (;;) {
+		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n != 1)
-			return -1;
 		pthread_mutex_lock(&ch->lock);
 		if (ch->count) {
 			scq = ch->events[ch->head];
 			ch->head = (ch->head + 1) % ch->cap;
-			ch->count--;
+			if (--ch->count == 0)
+				level_lower(ch);
+			/* Counted under the lock: destroy_cq waits for this event's ack. */
+			scq->events_delivered++;
+			pthread_mutex_unlock(&ch->lock);
+			break;
 		}
 		pthread_mutex_unlock(&ch->lock);
+		/* A non-blocking channel fd means: do not wait. */
+		if (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -1;
 	}
 	*cq = ibv_cq_ex_to_cq(&scq->ex);
 	*cq_context = scq->ex.cq_context;

@@ -247,6 +247,7 @@ SEFA_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	ctx->dev = (struct sefa_device *)device;
+	ctx->cfg = sefa_config_get();
 	ctx->async_rfd = ctx->async_wfd = -1;
 	ctx->vctx.context.cmd_fd = -1;
 	err = sefa_shared_acquire(ctx->dev->index, &ctx->sh);
@@ -268,6 +269,9 @@ SEFA_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		goto fail;
 	}
 	pthread_mutex_init(&ctx->async_lock, NULL);
+	pthread_mutex_init(&ctx->obj_lock, NULL);
+	for (int k = 0; k < OBJ_KINDS; k++)
+		list_init(&ctx->objs[k]);
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.async_fd = ctx->async_rfd;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -287,6 +291,54 @@ fail:
 	return NULL;
 }
 
+void sefa_obj_add(struct sefa_context *ctx, enum sefa_obj_kind kind, struct list_node *n)
+{
+	pthread_mutex_lock(&ctx->obj_lock);
+	list_add_tail(&ctx->objs[kind], n);
+	pthread_mutex_unlock(&ctx->obj_lock);
+}
+
+void sefa_obj_del(struct sefa_context *ctx, struct list_node *n)
+{
+	pthread_mutex_lock(&ctx->obj_lock);
+	list_del(n);
+	pthread_mutex_unlock(&ctx->obj_lock);
+}
+
+static struct list_node *obj_first(struct sefa_context *ctx, enum sefa_obj_kind kind)
+{
+	struct list_node *n = NULL;
+
+	pthread_mutex_lock(&ctx->obj_lock);
+	if (!list_empty(&ctx->objs[kind]))
+		n = ctx->objs[kind].next;
+	pthread_mutex_unlock(&ctx->obj_lock);
+	return n;
+}
+
+/*
+ * Like the kernel on close, destroy what the application left behind, dependents
+ * first, so nothing of this context stays reachable from the shared engine.
+ */
+static void destroy_leftovers(struct sefa_context *ctx)
+{
+	struct list_node *n;
+
+	ctx->closing = true;
+	while ((n = obj_first(ctx, OBJ_QP)))
+		ibv_destroy_qp(&container_of(n, struct sefa_qp, obj)->qpx.qp_base);
+	while ((n = obj_first(ctx, OBJ_AH)))
+		ibv_destroy_ah(&container_of(n, struct sefa_ah, obj)->ibah);
+	while ((n = obj_first(ctx, OBJ_MR)))
+		ibv_dereg_mr(&container_of(n, struct sefa_mr, obj)->ibmr);
+	while ((n = obj_first(ctx, OBJ_CQ)))
+		ibv_destroy_cq(ibv_cq_ex_to_cq(&container_of(n, struct sefa_cq, obj)->ex));
+	while ((n = obj_first(ctx, OBJ_CHANNEL)))
+		ibv_destroy_comp_channel(&container_of(n, struct sefa_channel, obj)->ch);
+	while ((n = obj_first(ctx, OBJ_PD)))
+		ibv_dealloc_pd(&container_of(n, struct sefa_pd, obj)->ibpd);
+}
+
 SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
 {
 	struct sefa_context *ctx;
@@ -294,11 +346,13 @@ SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
 	if (!sefa_is_our_context(context))
 		return EINVAL;
 	ctx = to_sctx(context);
+	destroy_leftovers(ctx);
 	close(ctx->async_rfd);
 	close(ctx->async_wfd);
 	close(context->cmd_fd);
 	free(ctx->async_q);
 	pthread_mutex_destroy(&ctx->async_lock);
+	pthread_mutex_destroy(&ctx->obj_lock);
 	pthread_mutex_destroy(&context->mutex);
 	sefa_shared_release(ctx->sh);
 	free(ctx);

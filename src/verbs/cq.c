@@ -138,12 +138,16 @@ static void cq_rx_inline(struct sefa_cq *cq)
 int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct sefa_cq *cq = to_scq(ibcq);
+	bool stale;
 	int got;
 
 	if (num_entries <= 0)
 		return 0;
-	net_engine_note_poll(cq->ctx->sh->eng);
+	stale = net_engine_note_poll(cq->ctx->sh->eng);
 	got = cq_pop_wc(cq, num_entries, wc);
+	/* A CQ that always has entries (send completions) must not starve receiving. */
+	if (got && stale)
+		cq_rx_inline(cq);
 	if (got)
 		return got;
 	cq_rx_inline(cq);
@@ -177,7 +181,8 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	net_engine_note_poll(cq->ctx->sh->eng);
+	if (net_engine_note_poll(cq->ctx->sh->eng))
+		cq_rx_inline(cq);
 	if (cq_pop_cur(cq))
 		return 0;
 	cq_rx_inline(cq);
@@ -241,8 +246,9 @@ static int dv_read_sgid(struct efadv_cq *dv, union ibv_gid *sgid)
 {
 	struct sefa_cq *cq = container_of(dv, struct sefa_cq, dv);
 
-	/* The source GID is given only when the receiver has no AH for the sender. */
-	if (cq->cur.is_send || cq->cur.slid != NET_AHN_UNKNOWN)
+	/* The source GID is given only for a receive from a sender the receiver has no
+	 * AH for. */
+	if (cq->cur.is_send || cq->cur.status != IBV_WC_SUCCESS || cq->cur.slid != NET_AHN_UNKNOWN)
 		return -ENOENT;
 	memcpy(sgid->raw, cq->cur.sgid, sizeof(sgid->raw));
 	return 0;
@@ -272,25 +278,26 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 	struct sefa_cq *cq;
 	int err;
 
-	if (attr->cqe < 1 || attr->cqe > lim->max_cqe) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) {
+	/* EFA's order: unsupported requests first (EOPNOTSUPP), then bad values (EINVAL). */
+	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
 		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->cqe < 1 || attr->cqe > lim->max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
+		errno = EINVAL;
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
@@ -315,12 +322,12 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 
 	cq->ctx = ctx;
 	pthread_mutex_init(&cq->lock, NULL);
-	cq->wc_flags = attr->wc_flags;
 	cq->efa_wc_flags = efa_wc_flags;
 	cq->ex.context = context;
 	cq->ex.channel = attr->channel;
 	cq->ex.cq_context = attr->cq_context;
 	cq->ex.cqe = (int)cq->cap;
+	attr->cqe = cq->cap; /* the rounded size is written back */
 	pthread_mutex_init(&cq->ex.mutex, NULL);
 	pthread_cond_init(&cq->ex.cond, NULL);
 	if (attr->channel)
@@ -344,6 +351,7 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 		cq->dv.wc_read_sgid = dv_read_sgid;
 	if (efa_wc_flags & EFADV_WC_EX_WITH_IS_UNSOLICITED)
 		cq->dv.wc_is_unsolicited = dv_is_unsolicited;
+	sefa_obj_add(ctx, OBJ_CQ, &cq->obj);
 	return &cq->ex;
 fail:
 	free(cq->ring);
@@ -397,6 +405,7 @@ SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 
 	if (atomic_load(&cq->qp_refs))
 		return EBUSY;
+	sefa_obj_del(ctx, &cq->obj);
 	net_engine_lock(eng);
 	if (cq->armed)
 		net_engine_arm_count(eng, -1);
@@ -406,6 +415,12 @@ SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	if (ibcq->channel) {
 		sefa_channel_forget(to_sch(ibcq->channel), cq);
 		__atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
+		/* As in libibverbs: every event handed out must be acknowledged first (not
+		 * when the context closes: nobody is left to acknowledge). */
+		pthread_mutex_lock(&ibcq->mutex);
+		while (!ctx->closing && ibcq->comp_events_completed != cq->events_delivered)
+			pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+		pthread_mutex_unlock(&ibcq->mutex);
 	}
 	pthread_mutex_destroy(&cq->lock);
 	pthread_mutex_destroy(&cq->ex.mutex);

@@ -17,10 +17,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/fs.h"
 #include "../util/log.h"
 #include "sefa.h"
 
 static struct sefa_device devices[SEFA_MAX_DEVICES];
+
+static int sefa_mkdirs_755(const char *path)
+{
+	return sefa_mkdirs(path, 0755);
+}
 
 /* Formats a path; the roots are short (SEFA_PATH_MAX), so truncation means misuse. */
 static void pathf(char *out, size_t cap, const char *fmt, ...)
@@ -98,27 +104,6 @@ static int write_file(const char *dir, const char *name, const char *fmt, ...)
 	return fclose(f) ? -errno : 0;
 }
 
-static int mkdirs(const char *path)
-{
-	char tmp[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	memcpy(tmp, path, n + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static void rm_rf(const char *path)
 {
 	struct dirent *de;
@@ -157,7 +142,7 @@ static int build_device(const char *root, const struct sefa_device *d)
 	snprintf(pci, sizeof(pci), "0000:00:%02x.0", 0x10 + d->index);
 
 	pathf(dir, sizeof(dir), "%s/devices/pci0000:00/%s", root, pci);
-	err |= mkdirs(dir);
+	err |= sefa_mkdirs_755(dir);
 	err |= write_file(dir, "vendor", "0x%04x\n", SEFA_VENDOR_ID);
 	err |= write_file(dir, "device", "0x%04x\n", SEFA_VENDOR_PART_ID);
 	err |= write_file(dir, "numa_node", "-1\n");
@@ -166,7 +151,7 @@ static int build_device(const char *root, const struct sefa_device *d)
 		err |= -errno;
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband/%s", root, d->ibdev.name);
-	err |= mkdirs(dir);
+	err |= sefa_mkdirs_755(dir);
 	pathf(link, sizeof(link), "%s/device", dir);
 	{
 		char target[128];
@@ -184,7 +169,7 @@ static int build_device(const char *root, const struct sefa_device *d)
 	err |= write_file(dir, "node_desc", "softefa %s\n", d->ibdev.name);
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband/%s/ports/1", root, d->ibdev.name);
-	err |= mkdirs(dir);
+	err |= sefa_mkdirs_755(dir);
 	err |= write_file(dir, "state", "4: ACTIVE\n");
 	err |= write_file(dir, "phys_state", "5: LinkUp\n");
 	err |= write_file(dir, "rate", "100 Gb/sec (4X EDR)\n");
@@ -194,7 +179,7 @@ static int build_device(const char *root, const struct sefa_device *d)
 	err |= write_file(dir, "link_layer", "Unspecified\n");
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs/%s", root, d->ibdev.dev_name);
-	err |= mkdirs(dir);
+	err |= sefa_mkdirs_755(dir);
 	err |= write_file(dir, "ibdev", "%s\n", d->ibdev.name);
 	err |= write_file(dir, "abi_version", "1\n");
 	return err;
@@ -206,20 +191,21 @@ static int build_tree(const char *root)
 	int err = 0;
 
 	pathf(dir, sizeof(dir), "%s/bus/pci/drivers/efa", root);
-	err |= mkdirs(dir);
+	err |= sefa_mkdirs_755(dir);
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs", root);
-	err |= mkdirs(dir);
+	err |= sefa_mkdirs_755(dir);
 	err |= write_file(dir, "abi_version", "6\n");
 	for (unsigned i = 0; i < ndevices; i++)
 		err |= build_device(root, &devices[i]);
-	err |= write_file(root, SYSFS_STAMP, "%u\n", ndevices);
+	err |= write_file(root, SYSFS_STAMP, "%u %08x\n", ndevices,
+	                  (unsigned)sefa_config_get()->addr.s_addr);
 	return err;
 }
 
 static bool tree_current(const char *root)
 {
 	char path[PATH_MAX];
-	unsigned n = 0;
+	unsigned n = 0, ip = 0;
 	FILE *f;
 	bool ok;
 
@@ -227,14 +213,17 @@ static bool tree_current(const char *root)
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	ok = fscanf(f, "%u", &n) == 1 && n == ndevices;
+	/* GUIDs in the tree carry the address: a tree for another one is rebuilt. */
+	ok = fscanf(f, "%u %x", &n, &ip) == 2 && n == ndevices &&
+	     ip == (unsigned)sefa_config_get()->addr.s_addr;
 	fclose(f);
 	return ok;
 }
 
 /*
  * Builds the tree beside its final place and renames it in, so concurrent processes
- * never see half a tree. The content depends only on the device count and address.
+ * never see half a tree. The content depends only on the device count and address,
+ * both recorded in the stamp file.
  */
 static void sysfs_build(void)
 {
@@ -244,16 +233,20 @@ static void sysfs_build(void)
 
 	if (!ndevices || tree_current(cfg->sysfs_dir))
 		return;
+	/* The default tree lives in the per-user run directory: vet it first. */
+	if (!strncmp(cfg->sysfs_dir, cfg->run_dir, strlen(cfg->run_dir)) &&
+	    sefa_private_dir(cfg->run_dir))
+		return;
 	pathf(parent, sizeof(parent), "%s", cfg->sysfs_dir);
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent) {
 		*slash = '\0';
-		mkdirs(parent);
+		sefa_mkdirs_755(parent);
 	}
 	pathf(tmp, sizeof(tmp), "%s.tmp.%d", cfg->sysfs_dir, (int)getpid());
 	pathf(old, sizeof(old), "%s.old.%d", cfg->sysfs_dir, (int)getpid());
 	rm_rf(tmp);
-	if (mkdirs(tmp) || build_tree(tmp)) {
+	if (sefa_mkdirs_755(tmp) || build_tree(tmp)) {
 		sefa_log(SEFA_LOG_WARN, "could not build the sysfs tree under %s", tmp);
 		rm_rf(tmp);
 		return;

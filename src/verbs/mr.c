@@ -5,9 +5,9 @@
  * linear probing, looked up on every send and receive under the engine lock.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -36,6 +36,20 @@ struct sefa_mr *sefa_mr_lookup(struct sefa_shared *sh, uint32_t key)
 		if (mr->ibmr.lkey == key)
 			return mr;
 	}
+}
+
+bool sefa_mr_range_ok(struct sefa_shared *sh, const struct ibv_sge *sge, const struct ibv_pd *pd,
+                      unsigned access)
+{
+	struct sefa_mr *mr = sefa_mr_lookup(sh, sge->lkey);
+	uintptr_t start;
+
+	if (!mr || mr->ibmr.pd != pd || (mr->access & access) != access)
+		return false;
+	start = (uintptr_t)mr->ibmr.addr;
+	/* Written so that no sum can wrap: addr - start first, then the room left. */
+	return sge->addr >= start && sge->length <= mr->ibmr.length &&
+	       sge->addr - start <= mr->ibmr.length - sge->length;
 }
 
 static void table_place(struct sefa_mr **slots, uint32_t cap, struct sefa_mr *mr)
@@ -102,28 +116,42 @@ static uint32_t new_key(struct sefa_shared *sh)
 }
 
 /*
- * The kernel pins registered pages; we check the range is mapped, so a bad address
- * fails here with EFAULT instead of faulting later inside the engine.
+ * The kernel pins registered pages and refuses memory it cannot access as asked
+ * (EFAULT). We check the same against /proc/self/maps: every byte of the range must be
+ * mapped readable, and writable when the region may be written (LOCAL_WRITE). The
+ * engine then never faults on a registered address. (Unmapping a region while it is
+ * still registered is the application's bug; real EFA keeps the pages pinned.)
  */
-static bool range_mapped(const void *addr, size_t len)
+static bool range_accessible(const void *addr, size_t len, bool need_write)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)addr & ~((uintptr_t)pg - 1);
-	uintptr_t end = (uintptr_t)addr + len;
-	unsigned char vec[4096];
+	uintptr_t cur = (uintptr_t)addr, end = (uintptr_t)addr + len;
+	char line[512];
+	FILE *f;
 
-	if (end < (uintptr_t)addr)
+	if (end < cur)
 		return false;
-	while (start < end) {
-		size_t chunk = (size_t)pg * sizeof(vec);
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return false;
+	while (cur < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[5];
 
-		if (end - start < chunk)
-			chunk = end - start;
-		if (mincore((void *)start, chunk, vec))
-			return false;
-		start += chunk;
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) != 3)
+			continue;
+		if (hi <= cur)
+			continue;
+		if (lo > cur)
+			break; /* a hole */
+		if (perms[0] != 'r' || (need_write && perms[1] != 'w'))
+			break;
+		cur = hi;
+		/* Lines longer than the buffer: skip the rest of this one. */
+		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
+			;
 	}
-	return true;
+	fclose(f);
+	return cur >= end;
 }
 
 static struct ibv_mr *reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
@@ -155,7 +183,7 @@ static struct ibv_mr *reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t leng
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!range_mapped(addr, length)) {
+	if (!range_accessible(addr, length, access & IBV_ACCESS_LOCAL_WRITE)) {
 		errno = EFAULT;
 		return NULL;
 	}
@@ -184,6 +212,7 @@ static struct ibv_mr *reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t leng
 	}
 	atomic_fetch_add(&to_spd(ibpd)->refs, 1);
 	net_engine_unlock(sh->eng);
+	sefa_obj_add(ctx, OBJ_MR, &mr->obj);
 	return &mr->ibmr;
 fail:
 	net_engine_unlock(sh->eng);
@@ -247,6 +276,7 @@ SEFA_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 	struct sefa_context *ctx = to_sctx(ibmr->context);
 	struct sefa_mr *mr = to_smr(ibmr);
 
+	sefa_obj_del(ctx, &mr->obj);
 	net_engine_lock(ctx->sh->eng);
 	table_remove(ctx->sh, mr);
 	net_engine_unlock(ctx->sh->eng);

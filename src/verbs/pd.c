@@ -33,6 +33,7 @@ SEFA_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	net_engine_unlock(eng);
 	pd->ibpd.context = context;
 	pd->ibpd.handle = 0;
+	sefa_obj_add(ctx, OBJ_PD, &pd->obj);
 	return &pd->ibpd;
 }
 
@@ -42,8 +43,9 @@ SEFA_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	struct sefa_pd *pd = to_spd(ibpd);
 
 	/* Like the kernel, refuse while MRs, QPs or AHs still use the PD. */
-	if (atomic_load(&pd->refs))
+	if (atomic_load(&pd->refs) && !ctx->closing)
 		return EBUSY;
+	sefa_obj_del(ctx, &pd->obj);
 	net_engine_lock(ctx->sh->eng);
 	ctx->sh->npd--;
 	net_engine_unlock(ctx->sh->eng);

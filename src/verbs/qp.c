@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../efa/status.h"
+#include "../util/log.h"
 #include "sefa.h"
 #include "verbs_ops.h"
 
@@ -95,13 +96,15 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	attr->cap.max_recv_wr = qp->rq_depth;
 	qp->cap = attr->cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
-	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		qp->has_qpx = true;
 		qp->send_ops_flags = attr->send_ops_flags;
+	}
 
 	/* Inline data is copied at post time into QP-owned space: one slot per staged
 	 * WQE of the wr_* API and one for ibv_post_send. */
 	inl = qp->cap.max_inline_data;
-	nstage = qp->send_ops_flags ? qp->sq_depth : 0;
+	nstage = qp->has_qpx ? qp->sq_depth : 0;
 	if (qp->rq_depth)
 		qp->rq = calloc(qp->rq_depth, sizeof(*qp->rq));
 	if (nstage)
@@ -128,6 +131,7 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	ibqp->state = IBV_QPS_RESET;
 	pthread_mutex_init(&ibqp->mutex, NULL);
 	pthread_cond_init(&ibqp->cond, NULL);
+	pthread_mutex_init(&qp->sq_lock, NULL);
 	qp->ep.ops = &sefa_ud_ep_ops;
 
 	net_engine_lock(sh->eng);
@@ -150,8 +154,11 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	atomic_fetch_add(&to_spd(attr->pd)->refs, 1);
 	atomic_fetch_add(&to_scq(attr->send_cq)->qp_refs, 1);
 	atomic_fetch_add(&to_scq(attr->recv_cq)->qp_refs, 1);
-	if (qp->send_ops_flags)
+	if (qp->has_qpx)
 		sefa_qp_fill_wr_ops(qp);
+	sefa_obj_add(ctx, OBJ_QP, &qp->obj);
+	sefa_log(SEFA_LOG_DEBUG, "QP %u created: %s, sq %u rq %u", ibqp->qp_num,
+	         qp->kind == SEFA_QP_UD ? "UD" : "SRD", qp->sq_depth, qp->rq_depth);
 	return ibqp;
 }
 
@@ -187,7 +194,7 @@ SEFA_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
 {
 	struct sefa_qp *qp = to_sqp(ibqp);
 
-	return qp->send_ops_flags ? &qp->qpx : NULL;
+	return qp->has_qpx ? &qp->qpx : NULL;
 }
 
 /* ---- the state machine ------------------------------------------------------- */
@@ -379,6 +386,7 @@ SEFA_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	struct sefa_qp *qp = to_sqp(ibqp);
 	struct sefa_shared *sh = qp->sh;
 
+	sefa_obj_del(qp->ctx, &qp->obj);
 	net_engine_lock(sh->eng);
 	net_ep_unregister(sh->eng, &qp->ep);
 	sefa_cq_purge_qp(to_scq(ibqp->send_cq), qp);
@@ -390,6 +398,7 @@ SEFA_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	atomic_fetch_sub(&to_spd(ibqp->pd)->refs, 1);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
+	pthread_mutex_destroy(&qp->sq_lock);
 	qp_free(qp);
 	return 0;
 }

@@ -36,28 +36,13 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 		w = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_depth];
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
-		memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);
+		if (w->num_sge)
+			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);
 		qp->rq_count++;
 		qp->rq_posted++;
 	}
 	net_engine_unlock(eng);
 	return err;
-}
-
-/* A receive SGE may be written only within an MR of the QP's PD with LOCAL_WRITE. */
-static bool recv_sge_ok(struct sefa_qp *qp, const struct ibv_sge *sge)
-{
-	struct sefa_mr *mr;
-	uintptr_t start;
-
-	if (!sge->length)
-		return true;
-	mr = sefa_mr_lookup(qp->sh, sge->lkey);
-	if (!mr || mr->ibmr.pd != qp->qpx.qp_base.pd || !(mr->access & IBV_ACCESS_LOCAL_WRITE))
-		return false;
-	start = (uintptr_t)mr->ibmr.addr;
-	return sge->addr >= start && sge->length <= mr->ibmr.length &&
-	       sge->addr - start <= mr->ibmr.length - sge->length;
 }
 
 /*
@@ -71,7 +56,9 @@ static unsigned scatter(struct sefa_qp *qp, const struct sefa_recv_wqe *w, uint3
 	uint64_t room = 0;
 
 	for (uint32_t i = 0; i < w->num_sge; i++) {
-		if (!recv_sge_ok(qp, &w->sge[i]))
+		/* A receive may be written only within an MR of the QP's PD with LOCAL_WRITE. */
+		if (w->sge[i].length && !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd,
+		                                          IBV_ACCESS_LOCAL_WRITE))
 			return EFA_STATUS_LOCAL_INVALID_LKEY;
 		room += w->sge[i].length;
 	}

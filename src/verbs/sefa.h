@@ -19,12 +19,11 @@
 #include "../util/config.h"
 #include "../util/list.h"
 
-#define SEFA_EXPORT            __attribute__((visibility("default")))
-#define SEFA_GRH_LEN           40u
-#define SEFA_MAX_SGE           16u
-#define SEFA_VENDOR_ID         0x1d0fu
-#define SEFA_VENDOR_PART_ID    0xefa1u
-#define SEFA_DEFAULT_QKEY_MASK 0x80000000u
+#define SEFA_EXPORT         __attribute__((visibility("default")))
+#define SEFA_GRH_LEN        40u
+#define SEFA_MAX_SGE        16u
+#define SEFA_VENDOR_ID      0x1d0fu
+#define SEFA_VENDOR_PART_ID 0xefa1u
 
 /* ---- device and context ------------------------------------------------ */
 
@@ -47,35 +46,45 @@ struct sefa_shared {
 	uint32_t npd, ncq, nqp, nah;
 };
 
+/* Objects a context owns, destroyed by ibv_close_device in this order if still alive. */
+enum sefa_obj_kind { OBJ_QP, OBJ_AH, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD, OBJ_KINDS };
+
 struct sefa_async_event {
 	struct ibv_async_event ev;
 };
 
 struct sefa_context {
 	struct verbs_context vctx;
+	const struct sefa_config *cfg;
 	struct sefa_device *dev;
 	struct sefa_shared *sh;
 	int async_rfd, async_wfd;
 	pthread_mutex_t async_lock;
 	struct sefa_async_event *async_q;
 	unsigned async_head, async_count, async_cap;
+	pthread_mutex_t obj_lock;
+	struct list_node objs[OBJ_KINDS];
+	bool closing;
 };
 
 /* ---- protection domain, memory region, address handle -------------------- */
 
 struct sefa_pd {
 	struct ibv_pd ibpd;
+	struct list_node obj;
 	atomic_uint refs; /* MRs, QPs and AHs using it */
 };
 
 struct sefa_mr {
 	struct ibv_mr ibmr;
+	struct list_node obj;
 	uint64_t iova;
 	unsigned access;
 };
 
 struct sefa_ah {
 	struct ibv_ah ibah;
+	struct list_node obj;
 	struct net_peer *peer;
 };
 
@@ -104,6 +113,7 @@ struct sefa_cqe {
 
 struct sefa_channel {
 	struct ibv_comp_channel ch;
+	struct list_node obj;
 	int wfd;
 	pthread_mutex_t lock;
 	struct sefa_cq **events;
@@ -113,14 +123,15 @@ struct sefa_channel {
 struct sefa_cq {
 	struct ibv_cq_ex ex; /* its prefix is struct ibv_cq */
 	struct efadv_cq dv;
+	struct list_node obj;
 	struct sefa_context *ctx;
 	pthread_mutex_t lock;
 	struct sefa_cqe *ring;
 	uint32_t cap, head, count;
 	struct sefa_cqe cur; /* the entry the extended poll API is reading */
 	bool armed;
-	uint64_t wc_flags;
 	uint64_t efa_wc_flags;
+	uint32_t events_delivered; /* by ibv_get_cq_event, under the channel lock */
 	atomic_uint qp_refs;
 };
 
@@ -149,15 +160,16 @@ struct sefa_send_wqe {
 	struct ibv_sge sge[SEFA_MAX_SGE];
 	uint32_t inline_len;
 	uint8_t *inline_buf; /* max_inline_data bytes owned by the QP */
-	struct sefa_ah *ah;
+	bool has_ah;
+	uint16_t ahn; /* the AH number, as a NIC keeps it: the AH may go before we send */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
-	uint32_t hints;
 };
 
 struct sefa_qp {
 	struct ibv_qp_ex qpx; /* its prefix is struct ibv_qp */
 	struct efadv_qp dv;
+	struct list_node obj;
 	struct net_ep ep;
 	struct sefa_context *ctx;
 	struct sefa_shared *sh;
@@ -174,9 +186,13 @@ struct sefa_qp {
 	bool en_sqd_async_notify;
 	uint16_t efa_flags;
 	uint64_t efa_wr_flags;
+	bool has_qpx; /* created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS */
 	uint64_t send_ops_flags;
 	struct ibv_qp_cap cap; /* as rounded and written back at creation */
 
+	/* Held from wr_start to wr_complete/abort and across ibv_post_send, as EFA's SQ
+	 * lock is; taken before the engine lock. */
+	pthread_mutex_t sq_lock;
 	/* send queue: occupancy counts posts until their completion is polled */
 	uint32_t sq_depth;
 	uint32_t sq_posted;
@@ -255,6 +271,9 @@ void sefa_shared_release(struct sefa_shared *sh);
 
 /* mr.c (locked) */
 struct sefa_mr *sefa_mr_lookup(struct sefa_shared *sh, uint32_t key);
+/* Does the SGE lie inside an MR of pd that grants `access` (0 = any)? */
+bool sefa_mr_range_ok(struct sefa_shared *sh, const struct ibv_sge *sge, const struct ibv_pd *pd,
+                      unsigned access);
 
 /* cq.c */
 void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe);
@@ -273,6 +292,8 @@ extern const struct net_ep_ops sefa_ud_ep_ops;
 
 /* context.c */
 void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev);
+void sefa_obj_add(struct sefa_context *ctx, enum sefa_obj_kind kind, struct list_node *n);
+void sefa_obj_del(struct sefa_context *ctx, struct list_node *n);
 
 /* ../efa/status.c: the one place EFA statuses become ibv_wc_status. */
 enum ibv_wc_status sefa_efa_status_to_wc(unsigned efa_status);

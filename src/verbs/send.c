@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The send path: validation shared by ibv_post_send and the wr_* API, and the
- * transmission of a staged WQE. Sends go out from the caller's thread, straight from
- * the caller's registered memory into the socket (no copy, no thread hop).
+ * transmission of staged WQEs. Sends go out from the caller's thread, straight from
+ * the caller's registered memory into the socket (no copy, no thread hop); inline
+ * data is copied into the engine's datagram buffer at once.
+ *
+ * A send completion is produced only after its datagram has left (the batch is
+ * flushed first): the moment the application sees it, it may reuse the buffer.
  */
 #include <endian.h>
 #include <errno.h>
@@ -20,7 +24,7 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return EINVAL;
 	/* EFA completes every send; SOFTEFA_UNSIGNALED=1 relaxes that (docs). */
-	if (!(flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all && !sefa_config_get()->allow_unsignaled)
+	if (!(flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all && !qp->ctx->cfg->allow_unsignaled)
 		return EINVAL;
 	if (flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_INLINE))
 		return EINVAL;
@@ -29,41 +33,34 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 	return 0;
 }
 
-/* Checks one local SGE against its MR: key, PD and bounds. */
-static bool sge_ok(struct sefa_qp *qp, const struct ibv_sge *sge)
-{
-	struct sefa_mr *mr = sefa_mr_lookup(qp->sh, sge->lkey);
-	uintptr_t start;
-
-	if (!mr || mr->ibmr.pd != qp->qpx.qp_base.pd)
-		return false;
-	start = (uintptr_t)mr->ibmr.addr;
-	return sge->addr >= start && sge->length <= mr->ibmr.length &&
-	       sge->addr - start <= mr->ibmr.length - sge->length;
-}
-
-static void complete_send(struct sefa_qp *qp, const struct sefa_send_wqe *w, unsigned status)
+static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned status)
 {
 	struct sefa_cqe c;
 
 	/* An unsignaled success leaves no entry; its slot returns with the next one. */
-	if (!w->signaled && status == EFA_STATUS_OK) {
+	if (!signaled && status == EFA_STATUS_OK) {
 		qp->sq_unsignaled++;
 		return;
 	}
-	c = (struct sefa_cqe){
-	    .wr_id = w->wr_id,
-	    .qp = qp,
-	    .qp_num = (uint16_t)qp->ep.qpn,
-	    .status = (uint8_t)sefa_efa_status_to_wc(status),
-	    .vendor_err = (uint8_t)status,
-	    .opcode = IBV_WC_SEND,
-	    .slid = NET_AHN_UNKNOWN,
-	    .is_send = true,
-	    .slots = 1 + qp->sq_unsignaled,
-	};
+	memset(&c, 0, sizeof(c));
+	c.wr_id = wr_id;
+	c.qp = qp;
+	c.qp_num = (uint16_t)qp->ep.qpn;
+	c.status = (uint8_t)sefa_efa_status_to_wc(status);
+	c.vendor_err = (uint8_t)status;
+	c.opcode = IBV_WC_SEND;
+	c.is_send = true;
+	c.slots = 1 + qp->sq_unsignaled;
 	qp->sq_unsignaled = 0;
 	sefa_cq_push(to_scq(qp->qpx.qp_base.send_cq), &c);
+}
+
+void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
+{
+	net_engine_flush(qp->sh->eng);
+	for (uint32_t i = 0; i < b->n; i++)
+		complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status);
+	b->n = 0;
 }
 
 /* UD datagrams of one flow keep one path, as a NIC hashes a flow to one port. */
@@ -74,17 +71,20 @@ static unsigned ud_path(const struct sefa_qp *qp, uint32_t remote_qpn)
 	return h ^ (h >> 15);
 }
 
-/* Locked. Transmits one WQE and produces its completion. */
-void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
+/* Locked. Transmits one WQE; its completion joins the batch. */
+void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
+                        struct sefa_send_batch *b)
 {
 	struct net_engine *eng = qp->sh->eng;
 	struct iovec iov[SEFA_MAX_SGE];
 	unsigned status = EFA_STATUS_OK;
+	const struct net_peer *peer;
 	unsigned niov = 0;
 	uint64_t total = 0;
 
 	net_engine_counters(eng)->send_wrs++;
-	if (!w->ah) {
+	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
+	if (!peer) {
 		status = EFA_STATUS_LOCAL_INVALID_AH;
 		goto done;
 	}
@@ -94,7 +94,7 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 		total = w->inline_len;
 	} else {
 		for (uint32_t i = 0; i < w->num_sge; i++) {
-			if (!sge_ok(qp, &w->sge[i])) {
+			if (!sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, 0)) {
 				status = EFA_STATUS_LOCAL_INVALID_LKEY;
 				goto done;
 			}
@@ -105,43 +105,31 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 			total += w->sge[i].length;
 		}
 	}
-	if (total > sefa_lim()->max_msg_size) {
+	if (total > qp->ctx->cfg->lim.max_msg_size || total > net_engine_max_ud(eng)) {
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
 		goto done;
 	}
-	{
+	if (w->remote_qpn <= NET_QPN_MAX) {
 		struct srd_ud_hdr h = {
 		    .dst_qpn = (uint16_t)w->remote_qpn,
 		    .src_qpn = (uint16_t)qp->ep.qpn,
 		    .flags = w->has_imm ? SRD_UD_F_IMM : 0,
-		    .sl = qp->sl,
 		    .qkey = w->remote_qkey,
 		    .imm = be32toh(w->imm_be),
 		    .payload_len = (uint16_t)total,
 		};
 
-		if (w->remote_qpn > NET_QPN_MAX) {
-			/* No such QP can exist: the datagram would go nowhere, as on a wire. */
-		} else if (net_send_ud(eng, w->ah->peer, &h, iov, niov,
-		                       ud_path(qp, w->remote_qpn))) {
+		/* Beyond 16 bits no such QP can exist: the datagram goes nowhere, as on a wire. */
+		if (net_send_ud(eng, peer, &h, iov, niov, ud_path(qp, w->remote_qpn), w->is_inline))
 			status = EFA_STATUS_LOCAL_BAD_LENGTH;
-		}
 	}
 done:
 	qp->sq_posted++;
-	complete_send(qp, w, status);
-}
-
-/* Copies inline data from the caller's buffers now: they may be reused on return. */
-static void stage_inline_sges(struct sefa_send_wqe *w, const struct ibv_sge *sg, int n)
-{
-	uint32_t off = 0;
-
-	for (int i = 0; i < n; i++) {
-		memcpy(w->inline_buf + off, (void *)(uintptr_t)sg[i].addr, sg[i].length);
-		off += sg[i].length;
-	}
-	w->inline_len = off;
+	b->e[b->n].wr_id = w->wr_id;
+	b->e[b->n].signaled = w->signaled;
+	b->e[b->n].status = (uint8_t)status;
+	if (++b->n == SEFA_SEND_BATCH)
+		sefa_send_batch_flush(qp, b);
 }
 
 static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
@@ -169,13 +157,29 @@ static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
+/* Copies inline data from the caller's buffers now: they may be reused on return. */
+static void stage_inline_sges(struct sefa_send_wqe *w, const struct ibv_sge *sg, int n)
+{
+	uint32_t off = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (sg[i].length)
+			memcpy(w->inline_buf + off, (void *)(uintptr_t)sg[i].addr, sg[i].length);
+		off += sg[i].length;
+	}
+	w->inline_len = off;
+}
+
 int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_wr **bad_wr)
 {
 	struct sefa_qp *qp = to_sqp(ibqp);
 	struct net_engine *eng = qp->sh->eng;
 	struct sefa_send_wqe *w = &qp->legacy_wqe;
+	struct sefa_send_batch batch;
 	int err = 0;
 
+	batch.n = 0;
+	pthread_mutex_lock(&qp->sq_lock);
 	net_engine_lock(eng);
 	for (; wr; wr = wr->next) {
 		err = validate_wr(qp, wr);
@@ -193,14 +197,17 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 			stage_inline_sges(w, wr->sg_list, wr->num_sge);
 		} else {
 			w->num_sge = (uint32_t)wr->num_sge;
-			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);
+			if (w->num_sge)
+				memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);
 		}
-		w->ah = to_sah(wr->wr.ud.ah);
+		w->has_ah = true;
+		w->ahn = to_sah(wr->wr.ud.ah)->peer->ahn;
 		w->remote_qpn = wr->wr.ud.remote_qpn;
 		w->remote_qkey = wr->wr.ud.remote_qkey;
-		sefa_send_transmit(qp, w);
+		sefa_send_transmit(qp, w, &batch);
 	}
-	net_engine_flush(eng);
+	sefa_send_batch_flush(qp, &batch);
 	net_engine_unlock(eng);
+	pthread_mutex_unlock(&qp->sq_lock);
 	return err;
 }

@@ -11,7 +11,22 @@
  */
 int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged);
 
-/* Locked: transmit a staged WQE and produce its completion. */
-void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w);
+#define SEFA_SEND_BATCH 32
+
+/* Completions of sends whose datagrams are queued but not yet sent. */
+struct sefa_send_batch {
+	uint32_t n;
+	struct {
+		uint64_t wr_id;
+		bool signaled;
+		uint8_t status;
+	} e[SEFA_SEND_BATCH];
+};
+
+/* Locked: transmit a staged WQE; its completion waits in the batch. */
+void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
+                        struct sefa_send_batch *b);
+/* Locked: send every queued datagram, then produce the batch's completions. */
+void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b);
 
 #endif

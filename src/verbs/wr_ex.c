@@ -41,10 +41,9 @@ static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
 	w->signaled = (qpx->wr_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all;
 	w->num_sge = 0;
 	w->inline_len = 0;
-	w->ah = NULL;
+	w->has_ah = false;
 	w->remote_qpn = 0;
 	w->remote_qkey = 0;
-	w->hints = 0;
 	return w;
 }
 
@@ -70,7 +69,9 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t re
 
 	if (!w)
 		return;
-	w->ah = ah ? to_sah(ah) : NULL;
+	/* Keep the AH number, not the AH: the AH may be destroyed before wr_complete. */
+	w->has_ah = ah != NULL;
+	w->ahn = ah ? to_sah(ah)->peer->ahn : 0;
 	w->remote_qpn = remote_qpn;
 	w->remote_qkey = remote_qkey;
 }
@@ -99,7 +100,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct 
 	}
 	w->is_inline = false;
 	w->num_sge = (uint32_t)num_sge;
-	memcpy(w->sge, sg_list, num_sge * sizeof(*sg_list));
+	if (num_sge)
+		memcpy(w->sge, sg_list, num_sge * sizeof(*sg_list));
 }
 
 static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
@@ -113,7 +115,8 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 		qp->session_err = EINVAL;
 		return;
 	}
-	memcpy(w->inline_buf, addr, length);
+	if (length)
+		memcpy(w->inline_buf, addr, length);
 	w->inline_len = (uint32_t)length;
 	w->is_inline = true;
 }
@@ -127,25 +130,30 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 
 	if (!w)
 		return;
-	for (size_t i = 0; i < num_buf; i++)
+	/* Each piece against the room left: a sum of huge lengths cannot wrap past it. */
+	for (size_t i = 0; i < num_buf; i++) {
+		if (buf_list[i].length > qp->cap.max_inline_data - total) {
+			qp->session_err = EINVAL;
+			return;
+		}
 		total += buf_list[i].length;
-	if (total > qp->cap.max_inline_data) {
-		qp->session_err = EINVAL;
-		return;
 	}
 	total = 0;
 	for (size_t i = 0; i < num_buf; i++) {
-		memcpy(w->inline_buf + total, buf_list[i].addr, buf_list[i].length);
+		if (buf_list[i].length)
+			memcpy(w->inline_buf + total, buf_list[i].addr, buf_list[i].length);
 		total += buf_list[i].length;
 	}
 	w->inline_len = (uint32_t)total;
 	w->is_inline = true;
 }
 
+/* The SQ lock is held for the whole session, as real EFA holds its SQ lock. */
 static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct sefa_qp *qp = to_sqp_ex(qpx);
 
+	pthread_mutex_lock(&qp->sq_lock);
 	qp->nstage = 0;
 	qp->session_err = 0;
 }
@@ -157,19 +165,22 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	int err = qp->session_err;
 
 	if (!err && qp->nstage) {
+		struct sefa_send_batch batch;
+
+		batch.n = 0;
 		net_engine_lock(eng);
-		/* The SQ may have filled since staging began (another thread posted). */
-		if (sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1) == ENOMEM) {
-			err = ENOMEM;
-		} else {
+		/* The QP may have changed state since staging began: check again, locked. */
+		err = sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1);
+		if (!err) {
 			for (uint32_t i = 0; i < qp->nstage; i++)
-				sefa_send_transmit(qp, &qp->stage[i]);
-			net_engine_flush(eng);
+				sefa_send_transmit(qp, &qp->stage[i], &batch);
+			sefa_send_batch_flush(qp, &batch);
 		}
 		net_engine_unlock(eng);
 	}
 	qp->nstage = 0;
 	qp->session_err = 0;
+	pthread_mutex_unlock(&qp->sq_lock);
 	return err;
 }
 
@@ -179,6 +190,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 
 	qp->nstage = 0;
 	qp->session_err = 0;
+	pthread_mutex_unlock(&qp->sq_lock);
 }
 
 void sefa_qp_fill_wr_ops(struct sefa_qp *qp)

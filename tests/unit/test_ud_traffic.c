@@ -362,6 +362,82 @@ static void test_wr_api(struct end *a, struct end *b)
 	CHECK_EQ(wc[0].wr_id, 12);
 }
 
+/* A chain of inline sends: each keeps its own bytes although the WQE is reused. */
+static void test_inline_chain(struct end *a, struct end *b)
+{
+	struct ibv_send_wr wr[4], *bad;
+	struct ibv_sge sge[4];
+	struct ibv_wc wc[8];
+	int seen = 0;
+
+	for (unsigned i = 0; i < 4; i++) {
+		end_post_recv(b, 30 + i, PAIR_SLOT);
+		memset(end_sslot(a, 30 + i), 'A' + (int)i, 24);
+		sge[i] = (struct ibv_sge){(uintptr_t)end_sslot(a, 30 + i), 24, a->mr->lkey};
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = 30 + i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+		wr[i].wr.ud.ah = a->ah;
+		wr[i].wr.ud.remote_qpn = b->qp->qp_num;
+		wr[i].wr.ud.remote_qkey = PAIR_QKEY;
+		wr[i].next = i < 3 ? &wr[i + 1] : NULL;
+	}
+	CHECK_EQ(ibv_post_send(a->qp, wr, &bad), 0);
+	REQUIRE(poll_n(a->cq, wc, 4) == 4);
+	REQUIRE(poll_n(b->cq, wc, 4) == 4);
+	for (int i = 0; i < 4; i++) {
+		uint8_t *p = end_rslot(b, (unsigned)wc[i].wr_id) + 40;
+
+		CHECK_EQ(p[0], 'A' + (int)(wc[i].wr_id - 30));
+		CHECK_EQ(p[23], 'A' + (int)(wc[i].wr_id - 30));
+		seen |= 1 << (wc[i].wr_id - 30);
+	}
+	CHECK_EQ(seen, 0xf);
+}
+
+/* The AH named by wr_set_ud_addr may be gone by wr_complete: an error completion. */
+static void test_ah_gone(struct end *a, struct end *b)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(a->qp);
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	struct ibv_data_buf bufs[2] = {{end_sslot(a, 0), SIZE_MAX}, {end_sslot(a, 0), 2}};
+	struct ibv_pd *pd2 = ibv_alloc_pd(a->ctx);
+	struct ibv_wc wc;
+	struct ibv_ah *ah;
+
+	REQUIRE(qx && pd2);
+	/* Only this AH names the peer (another PD), so destroying it frees the number.
+	 * (All ends share one engine, hence one GID: b's AH names it too.) */
+	aa.grh.dgid = b->gid;
+	ah = ibv_create_ah(pd2, &aa);
+	REQUIRE(ah);
+	CHECK_EQ(ibv_destroy_ah(a->ah), 0);
+	CHECK_EQ(ibv_destroy_ah(b->ah), 0);
+	ibv_wr_start(qx);
+	qx->wr_id = 55;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_ud_addr(qx, ah, b->qp->qp_num, PAIR_QKEY);
+	ibv_wr_set_sge(qx, a->mr->lkey, (uintptr_t)end_sslot(a, 0), 8);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+	CHECK_EQ(ibv_wr_complete(qx), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.wr_id, 55);
+	CHECK_EQ(wc.status, IBV_WC_LOC_QP_OP_ERR);
+	CHECK_EQ(wc.vendor_err, 4);
+	/* Inline pieces whose lengths would wrap a sum are refused, not copied. */
+	ibv_wr_start(qx);
+	ibv_wr_send(qx);
+	ibv_wr_set_inline_data_list(qx, 2, bufs);
+	CHECK_EQ(ibv_wr_complete(qx), EINVAL);
+	CHECK_EQ(ibv_dealloc_pd(pd2), 0);
+	end_connect(a, b);
+	end_connect(b, a);
+}
+
 /* Completion channel: arm, block in get_cq_event while the progress thread receives. */
 static void test_channel(struct end *a, struct end *b)
 {
@@ -408,6 +484,8 @@ int main(void)
 	test_local_errors(&a, &b);
 	test_qkey(&a, &b);
 	test_wr_api(&a, &b);
+	test_inline_chain(&a, &b);
+	test_ah_gone(&a, &b);
 	test_channel(&a, &b);
 	end_close(&a);
 	end_close(&b);

@@ -7,6 +7,7 @@
  */
 #include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
+#include <sys/mman.h>
 
 #include "check.h"
 
@@ -145,6 +146,20 @@ static void test_mr_args(struct fixture *f)
 	CHECK(!ibv_reg_mr(f->pd, f->buf, 0, IBV_ACCESS_LOCAL_WRITE) && errno == EINVAL);
 	errno = 0;
 	CHECK(!ibv_reg_mr(f->pd, (void *)16, 4096, IBV_ACCESS_LOCAL_WRITE) && errno == EFAULT);
+	/* Read-only memory cannot be a receive target; it can be a send source. */
+	{
+		void *ro = mmap(NULL, 8192, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct ibv_mr *m;
+
+		REQUIRE(ro != MAP_FAILED);
+		errno = 0;
+		CHECK(!ibv_reg_mr(f->pd, ro, 8192, IBV_ACCESS_LOCAL_WRITE) && errno == EFAULT);
+		m = ibv_reg_mr(f->pd, ro, 8192, 0);
+		CHECK(m != NULL);
+		if (m)
+			CHECK_EQ(ibv_dereg_mr(m), 0);
+		munmap(ro, 8192);
+	}
 	/* Optional access bits are ignored, as the verbs API promises. */
 	a = ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING);
 	b = ibv_reg_mr(f->pd, f->buf, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
@@ -480,6 +495,25 @@ static void test_efadv(struct fixture *f)
 	CHECK_EQ(ma.ic_id_validity, 0);
 }
 
+/* Closing a context with objects alive destroys them, as the kernel does. */
+static void test_close_with_objects(void)
+{
+	struct fixture g;
+	struct ibv_qp *qp;
+	struct ibv_recv_wr rwr = {.num_sge = 0}, *rbad;
+	struct ibv_comp_channel *ch;
+
+	fixture_open(&g);
+	qp = ud_qp(&g, 4, 4, 1);
+	REQUIRE(qp);
+	CHECK_EQ(to_state(qp, IBV_QPS_INIT), 0);
+	CHECK_EQ(ibv_post_recv(qp, &rwr, &rbad), 0); /* zero SGEs are legal */
+	ch = ibv_create_comp_channel(g.ctx);
+	REQUIRE(ch);
+	CHECK_EQ(ibv_close_device(g.ctx), 0);
+	free(g.buf);
+}
+
 int main(void)
 {
 	struct fixture f;
@@ -494,5 +528,6 @@ int main(void)
 	test_flush(&f);
 	test_efadv(&f);
 	fixture_close(&f);
+	test_close_with_objects();
 	return check_report("test_verbs_args");
 }

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The SRD endpoint: peers by address, the dispatch of received packets, the round
+ * robin over peers that have packets to send, and a min-heap of peer deadlines so the
+ * caller services one timer however many peers there are.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "srd_impl.h"
+
+void srd_config_default(struct srd_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mss = 1400;
+	cfg->npaths = 1;
+	cfg->window = 4096;
+	cfg->rto_min_ns = 1000000ull;         /* 1 ms: above scheduling noise on a busy host */
+	cfg->rto_max_ns = 200000000ull;       /* 200 ms */
+	cfg->rto_init_ns = 5000000ull;        /* 5 ms until a sample */
+	cfg->peer_timeout_ns = 3000000000ull; /* 3 s without progress */
+	cfg->rnr_delay_ns = 100000ull;        /* 100 us */
+	cfg->path_cooldown_ns = 50000000ull;  /* 50 ms */
+	cfg->init_cwnd = 64;
+	cfg->cc_target_ns = 200000ull; /* 200 us above the base RTT */
+}
+
+uint32_t srd_ep_epoch(const struct srd_ep *ep)
+{
+	return ep->epoch;
+}
+
+const struct srd_stats *srd_ep_stats(const struct srd_ep *ep)
+{
+	return &ep->stats;
+}
+
+struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbacks *cb, void *user,
+                          uint64_t seed)
+{
+	struct srd_ep *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return NULL;
+	ep->cfg = *cfg;
+	if (ep->cfg.npaths < 1)
+		ep->cfg.npaths = 1;
+	if (ep->cfg.npaths > 64)
+		ep->cfg.npaths = 64;
+	/* The window must be a power of two for the PSN-indexed rings. */
+	while (ep->cfg.window & (ep->cfg.window - 1))
+		ep->cfg.window &= ep->cfg.window - 1;
+	if (ep->cfg.window < 64)
+		ep->cfg.window = 64;
+	ep->cb = *cb;
+	ep->user = user;
+	ep->rng = seed ? seed : 0x5efa5efa5efa5efaull;
+	do
+		ep->epoch = (uint32_t)srd_rand(&ep->rng);
+	while (ep->epoch == 0);
+	list_init(&ep->ready);
+	return ep;
+}
+
+static void peer_free(struct srd_peer *p)
+{
+	srd_tx_free(p);
+	srd_rx_free(p);
+	free(p);
+}
+
+void srd_ep_del(struct srd_ep *ep)
+{
+	if (!ep)
+		return;
+	for (unsigned i = 0; i < SRD_PEER_HASH; i++) {
+		struct srd_peer *p = ep->peers[i];
+
+		while (p) {
+			struct srd_peer *n = p->hnext;
+
+			peer_free(p);
+			p = n;
+		}
+	}
+	free(ep->heap);
+	free(ep);
+}
+
+static unsigned addr_hash(const struct srd_addr *a)
+{
+	uint32_t h = a->ip * 2654435761u ^ (uint32_t)a->port * 40503u;
+
+	return (h ^ (h >> 16)) % SRD_PEER_HASH;
+}
+
+static struct srd_peer *peer_lookup(struct srd_ep *ep, const struct srd_addr *a)
+{
+	for (struct srd_peer *p = ep->peers[addr_hash(a)]; p; p = p->hnext)
+		if (p->addr.ip == a->ip && p->addr.port == a->port)
+			return p;
+	return NULL;
+}
+
+struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
+{
+	struct srd_peer *p = peer_lookup(ep, addr);
+	unsigned h;
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->ep = ep;
+	p->addr = *addr;
+	p->deadline = UINT64_MAX;
+	p->heap_idx = UINT32_MAX;
+	list_init(&p->ready);
+	srd_tx_init(p);
+	if (!p->tx.ring || !p->tx.paths || srd_rx_init(p)) {
+		peer_free(p);
+		return NULL;
+	}
+	h = addr_hash(addr);
+	p->hnext = ep->peers[h];
+	ep->peers[h] = p;
+	return p;
+}
+
+void srd_peer_set_user(struct srd_peer *p, void *user)
+{
+	p->user = user;
+}
+
+/* ---- the deadline heap -------------------------------------------------------------- */
+
+static void heap_swap(struct srd_ep *ep, uint32_t a, uint32_t b)
+{
+	struct srd_peer *t = ep->heap[a];
+
+	ep->heap[a] = ep->heap[b];
+	ep->heap[b] = t;
+	ep->heap[a]->heap_idx = a;
+	ep->heap[b]->heap_idx = b;
+}
+
+static void heap_up(struct srd_ep *ep, uint32_t i)
+{
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (ep->heap[parent]->deadline <= ep->heap[i]->deadline)
+			break;
+		heap_swap(ep, i, parent);
+		i = parent;
+	}
+}
+
+static void heap_down(struct srd_ep *ep, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < ep->nheap && ep->heap[l]->deadline < ep->heap[m]->deadline)
+			m = l;
+		if (r < ep->nheap && ep->heap[r]->deadline < ep->heap[m]->deadline)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(ep, i, m);
+		i = m;
+	}
+}
+
+static void heap_remove(struct srd_ep *ep, struct srd_peer *p)
+{
+	uint32_t i = p->heap_idx;
+
+	if (i == UINT32_MAX)
+		return;
+	ep->nheap--;
+	if (i != ep->nheap) {
+		heap_swap(ep, i, ep->nheap);
+		heap_up(ep, i);
+		heap_down(ep, i);
+	}
+	p->heap_idx = UINT32_MAX;
+}
+
+void srd_peer_update_deadline(struct srd_peer *p, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	uint64_t d = srd_tx_deadline(p), r = srd_rx_deadline(p), pd = srd_path_deadline(p);
+
+	(void)now;
+	if (r < d)
+		d = r;
+	if (pd < d)
+		d = pd;
+	p->deadline = d;
+	if (d == UINT64_MAX) {
+		heap_remove(ep, p);
+		return;
+	}
+	if (p->heap_idx == UINT32_MAX) {
+		if (ep->nheap == ep->heap_cap) {
+			uint32_t ncap = ep->heap_cap ? ep->heap_cap * 2 : 64;
+			struct srd_peer **n = realloc(ep->heap, ncap * sizeof(*n));
+
+			/* Without memory the peer keeps no timer until the next update. */
+			if (!n)
+				return;
+			ep->heap = n;
+			ep->heap_cap = ncap;
+		}
+		p->heap_idx = ep->nheap;
+		ep->heap[ep->nheap++] = p;
+	}
+	heap_up(ep, p->heap_idx);
+	heap_down(ep, p->heap_idx);
+}
+
+uint64_t srd_expiry(const struct srd_ep *ep)
+{
+	return ep->nheap ? ep->heap[0]->deadline : UINT64_MAX;
+}
+
+void srd_handle_expiry(struct srd_ep *ep, uint64_t now)
+{
+	/* Bounded: each peer is handled at most once per call. */
+	for (uint32_t n = ep->nheap; n && ep->nheap && ep->heap[0]->deadline <= now; n--) {
+		struct srd_peer *p = ep->heap[0];
+
+		srd_path_expiry(p, now);
+		srd_tx_expiry(p, now);
+		srd_rx_expiry(p, now);
+		srd_peer_update_deadline(p, now);
+		if (p->deadline <= now) {
+			/* Nothing moved it (a bug would spin here): push it forward. */
+			p->deadline = now + 1;
+			heap_down(ep, p->heap_idx);
+		}
+		if (srd_tx_has_work(p, now) || srd_rx_has_work(p))
+			srd_peer_mark_ready(p);
+	}
+}
+
+/* ---- input ------------------------------------------------------------------------- */
+
+int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
+                 size_t len)
+{
+	int type = srd_wire_peek_type(pkt, len);
+	struct srd_addr a = *from;
+	struct srd_peer *p;
+	int err;
+
+	if (type == SRD_PKT_DATA) {
+		struct srd_data_hdr h;
+		const uint8_t *payload;
+
+		err = srd_data_decode(pkt, len, &h, &payload);
+		if (err)
+			return err;
+		a.port = h.src_port;
+		p = srd_peer_get(ep, &a);
+		if (!p)
+			return -ENOMEM;
+		srd_rx_on_data(p, &h, payload, now);
+	} else if (type == SRD_PKT_ACK) {
+		struct srd_ack_hdr h;
+
+		err = srd_ack_decode(pkt, len, &h);
+		if (err)
+			return err;
+		a.port = h.src_port;
+		/* An ack names data we sent: a peer we do not know gets nothing from it. */
+		p = peer_lookup(ep, &a);
+		if (!p)
+			return SRD_WIRE_ERR_FORMAT;
+		srd_tx_on_ack(p, &h, now);
+	} else {
+		return type < 0 ? type : SRD_WIRE_ERR_TYPE;
+	}
+	srd_peer_update_deadline(p, now);
+	if (srd_tx_has_work(p, now) || srd_rx_has_work(p))
+		srd_peer_mark_ready(p);
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------- */
+
+void srd_peer_mark_ready(struct srd_peer *p)
+{
+	if (!list_linked(&p->ready))
+		list_add_tail(&p->ep->ready, &p->ready);
+}
+
+int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
+{
+	while (!list_empty(&ep->ready)) {
+		struct srd_peer *p = container_of(ep->ready.next, struct srd_peer, ready);
+		int got;
+
+		list_del(&p->ready);
+		/* Acks first: they free the other side's window. */
+		got = srd_rx_write_ack(p, out);
+		if (!got)
+			got = srd_tx_write(p, now, out);
+		if (srd_tx_has_work(p, now) || srd_rx_has_work(p))
+			list_add_tail(&ep->ready, &p->ready); /* round robin over peers */
+		if (got) {
+			out->to = p->addr;
+			srd_peer_update_deadline(p, now);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
+                         void *cookie, uint64_t now)
+{
+	struct srd_msg *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->peer = peer;
+	m->cookie = cookie;
+	m->d = *d;
+	m->msn = peer->tx.next_msn++;
+	m->npkts = d->len ? (d->len + ep->cfg.mss - 1) / ep->cfg.mss : 1;
+	m->state = MSG_QUEUED;
+	list_add_tail(&peer->tx.sendq, &m->link);
+	if (peer->tx.inflight == 0 && list_empty(&peer->tx.retx) && list_empty(&peer->tx.rnrq))
+		peer->tx.last_progress_ns = now; /* the peer's clock starts with new work */
+	srd_peer_mark_ready(peer);
+	return m;
+}
+
+void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->cwnd = p->tx.cwnd_x1024 / 1024;
+	info->inflight = p->tx.inflight;
+	info->srtt_ns = p->tx.srtt_ns;
+	info->min_rtt_ns = p->tx.min_rtt_ns;
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		info->path_tx[i] = p->tx.paths[i].tx;
+		info->path_up[i] = p->tx.paths[i].down_until_ns == 0;
+		info->paths_up += info->path_up[i];
+	}
+}

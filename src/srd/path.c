@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Paths: the source ports a peer's packets are sprayed over. Each path keeps its own
+ * RTT and a smoothed loss rate. Packets go round robin over the paths that are up;
+ * two retransmission timeouts in a row on a path (with no ack from it in between) put
+ * it down for a cooldown that doubles each time it fails again, after which it is
+ * tried again. A path losing much more than the others is skipped half the time.
+ * Retransmissions avoid the path their packet was lost on.
+ */
+#include "srd_impl.h"
+
+#define LOSS_ONE    1024u /* loss_ewma scale: 1024 = every packet lost */
+#define DOWN_AFTER  2u
+#define LOSSY_LEVEL 205u /* ~20% */
+
+void srd_paths_init(struct srd_peer *p)
+{
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		list_init(&p->tx.paths[i].inflight);
+		p->tx.paths[i].cooldown_ns = p->ep->cfg.path_cooldown_ns;
+	}
+	p->tx.next_path = (uint32_t)(srd_rand(&p->ep->rng) % p->ep->cfg.npaths);
+}
+
+static bool usable(const struct srd_path *path, uint64_t now)
+{
+	return path->down_until_ns == 0 || path->down_until_ns <= now;
+}
+
+uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
+{
+	struct srd_ep *ep = p->ep;
+	uint32_t n = ep->cfg.npaths, fallback = UINT32_MAX;
+
+	for (uint32_t tries = 0; tries < 2 * n; tries++) {
+		uint32_t i = p->tx.next_path;
+		struct srd_path *path = &p->tx.paths[i];
+
+		p->tx.next_path = (i + 1) % n;
+		if (!usable(path, now))
+			continue;
+		if (fallback == UINT32_MAX)
+			fallback = i;
+		if (i == avoid && n > 1)
+			continue;
+		if (path->loss_ewma > LOSSY_LEVEL && tries < n && (srd_rand(&ep->rng) & 1))
+			continue;
+		return i;
+	}
+	/* Every path is down: use the least recently failed, so traffic keeps probing. */
+	if (fallback == UINT32_MAX) {
+		fallback = 0;
+		for (uint32_t i = 1; i < n; i++)
+			if (p->tx.paths[i].down_until_ns < p->tx.paths[fallback].down_until_ns)
+				fallback = i;
+	}
+	return fallback;
+}
+
+void srd_path_on_ack(struct srd_peer *p, uint32_t i, uint64_t rtt_ns, uint64_t now)
+{
+	struct srd_path *path = &p->tx.paths[i];
+
+	(void)now;
+	if (!path->srtt_ns) {
+		path->srtt_ns = rtt_ns;
+		path->rttvar_ns = rtt_ns / 2;
+	} else {
+		uint64_t err =
+		    rtt_ns > path->srtt_ns ? rtt_ns - path->srtt_ns : path->srtt_ns - rtt_ns;
+
+		path->rttvar_ns = (3 * path->rttvar_ns + err) / 4;
+		path->srtt_ns = (7 * path->srtt_ns + rtt_ns) / 8;
+	}
+	/* A delivered packet: the loss rate decays. */
+	path->loss_ewma -= path->loss_ewma / 32;
+	path->consec_rto = 0;
+	if (path->down_until_ns) {
+		path->down_until_ns = 0;
+		path->cooldown_ns = p->ep->cfg.path_cooldown_ns;
+		p->ep->stats.path_up++;
+	}
+}
+
+void srd_path_on_loss(struct srd_peer *p, uint32_t i, bool by_timeout, uint64_t now)
+{
+	struct srd_path *path = &p->tx.paths[i];
+
+	path->loss_ewma += (LOSS_ONE - path->loss_ewma) / 32;
+	if (!by_timeout)
+		return;
+	if (++path->consec_rto >= DOWN_AFTER &&
+	    (path->down_until_ns == 0 || path->down_until_ns <= now)) {
+		if (path->down_until_ns)
+			path->cooldown_ns *= 2; /* failed again after its cooldown */
+		if (path->cooldown_ns > 64 * p->ep->cfg.path_cooldown_ns)
+			path->cooldown_ns = 64 * p->ep->cfg.path_cooldown_ns;
+		path->down_until_ns = now + path->cooldown_ns;
+		path->consec_rto = 0;
+		p->ep->stats.path_down++;
+	}
+}
+
+uint64_t srd_path_deadline(const struct srd_peer *p)
+{
+	(void)p;
+	return UINT64_MAX; /* paths come back lazily, when picked after their cooldown */
+}
+
+void srd_path_expiry(struct srd_peer *p, uint64_t now)
+{
+	(void)p;
+	(void)now;
+}

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The requester: turns messages into packets, keeps every unacknowledged packet in a
+ * ring indexed by its PSN, and finishes messages when all their packets are
+ * acknowledged or one is refused with an error.
+ *
+ * Loss is detected per path: packets on one path arrive in order (a fabric keeps a
+ * flow on one route), so a packet still unacknowledged after three later packets of
+ * its path were acknowledged, or a quarter RTT after one was, is lost. Reordering
+ * across paths is normal and never looks like loss. A retransmission timeout on the
+ * oldest packet is the backstop. Retransmissions avoid the path that lost them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "srd_impl.h"
+
+#define DUPTHRESH 3
+
+static struct srd_slot *slot_of(struct srd_peer *p, uint32_t psn)
+{
+	return &p->tx.ring[psn & (p->ep->cfg.window - 1)];
+}
+
+/* Is psn one we sent and have not yet retired? */
+static bool psn_live(const struct srd_tx *tx, uint32_t psn)
+{
+	return psn_le(tx->una, psn) && psn_lt(psn, tx->next_psn);
+}
+
+void srd_tx_init(struct srd_peer *p)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_tx *tx = &p->tx;
+
+	tx->ring = calloc(ep->cfg.window, sizeof(*tx->ring));
+	tx->paths = calloc(ep->cfg.npaths, sizeof(*tx->paths));
+	if (!tx->ring || !tx->paths)
+		return;
+	for (uint32_t i = 0; i < ep->cfg.window; i++) {
+		list_init(&tx->ring[i].q);
+		list_init(&tx->ring[i].pathq);
+	}
+	list_init(&tx->sendq);
+	list_init(&tx->inflight_list);
+	list_init(&tx->retx);
+	list_init(&tx->rnrq);
+	tx->next_psn = tx->una = (uint32_t)srd_rand(&ep->rng);
+	tx->next_msn = (uint32_t)srd_rand(&ep->rng);
+	tx->cwnd_x1024 = ep->cfg.init_cwnd * 1024;
+	srd_paths_init(p);
+}
+
+static void msg_maybe_free(struct srd_msg *m)
+{
+	if (m->state == MSG_FINISHED && m->slot_refs == 0)
+		free(m);
+}
+
+void srd_tx_free(struct srd_peer *p)
+{
+	struct srd_tx *tx = &p->tx;
+
+	if (tx->ring) {
+		for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
+			struct srd_slot *s = slot_of(p, psn);
+
+			if (s->msg) {
+				s->msg->state = MSG_FINISHED;
+				s->msg->slot_refs--;
+				msg_maybe_free(s->msg);
+			}
+		}
+	}
+	while (tx->ring && !list_empty(&tx->sendq)) {
+		struct srd_msg *m = container_of(tx->sendq.next, struct srd_msg, link);
+
+		list_del(&m->link);
+		m->state = MSG_FINISHED;
+		msg_maybe_free(m);
+	}
+	free(tx->ring);
+	free(tx->paths);
+}
+
+/* ---- timers ---------------------------------------------------------------------- */
+
+static uint64_t rto_base(const struct srd_peer *p)
+{
+	const struct srd_config *c = &p->ep->cfg;
+	uint64_t rto = p->tx.srtt_ns ? p->tx.srtt_ns + 4 * p->tx.rttvar_ns : c->rto_init_ns;
+
+	if (rto < c->rto_min_ns)
+		rto = c->rto_min_ns;
+	return rto > c->rto_max_ns ? c->rto_max_ns : rto;
+}
+
+/* Exponential back-off per packet: a packet lost twice waits twice as long. */
+static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
+{
+	uint64_t rto = rto_base(p);
+	unsigned shift = s->tx_count > 1 ? s->tx_count - 1 : 0;
+
+	rto <<= shift > 6 ? 6 : shift;
+	return rto > p->ep->cfg.rto_max_ns ? p->ep->cfg.rto_max_ns : rto;
+}
+
+static bool outstanding(const struct srd_tx *tx)
+{
+	return tx->inflight || !list_empty(&tx->retx) || !list_empty(&tx->rnrq) ||
+	       !list_empty(&tx->sendq);
+}
+
+uint64_t srd_tx_deadline(const struct srd_peer *p)
+{
+	const struct srd_tx *tx = &p->tx;
+	uint64_t d = UINT64_MAX;
+
+	if (!list_empty(&tx->inflight_list)) {
+		const struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
+
+		d = s->sent_ns + slot_rto(p, s);
+	}
+	if (!list_empty(&tx->rnrq)) {
+		const struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);
+
+		if (s->rnr_until_ns < d)
+			d = s->rnr_until_ns;
+	}
+	if (outstanding(tx) && tx->last_progress_ns + p->ep->cfg.peer_timeout_ns < d)
+		d = tx->last_progress_ns + p->ep->cfg.peer_timeout_ns;
+	return d;
+}
+
+/* ---- retiring packets and messages --------------------------------------------------- */
+
+static void slot_unlink(struct srd_tx *tx, struct srd_slot *s)
+{
+	if (s->state == PKT_INFLIGHT) {
+		tx->inflight--;
+		list_del(&s->pathq);
+	}
+	if (list_linked(&s->q))
+		list_del(&s->q);
+}
+
+static void advance_una(struct srd_peer *p)
+{
+	struct srd_tx *tx = &p->tx;
+
+	while (psn_lt(tx->una, tx->next_psn)) {
+		struct srd_slot *s = slot_of(p, tx->una);
+
+		if (s->state != PKT_DONE)
+			break;
+		s->state = PKT_FREE;
+		if (s->msg) {
+			s->msg->slot_refs--;
+			msg_maybe_free(s->msg);
+			s->msg = NULL;
+		}
+		tx->una++;
+	}
+}
+
+/*
+ * Finishes a message: its packets still pending are abandoned (the horizon we
+ * advertise moves past them) and, when notify, the caller hears the status.
+ */
+static void msg_finish(struct srd_peer *p, struct srd_msg *m, int status, bool notify)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_tx *tx = &p->tx;
+
+	if (m->state == MSG_FINISHED)
+		return;
+	if (list_linked(&m->link))
+		list_del(&m->link);
+	m->state = MSG_FINISHED;
+	/* A message's packets take consecutive PSNs (one message is packetized at a time). */
+	for (uint32_t i = 0; i < m->sent_pkts; i++) {
+		uint32_t psn = m->msn_first_psn + i;
+		struct srd_slot *s;
+
+		if (!psn_live(tx, psn))
+			continue;
+		s = slot_of(p, psn);
+		if (s->msg != m || s->state == PKT_DONE)
+			continue;
+		slot_unlink(tx, s);
+		s->state = PKT_DONE;
+	}
+	m->slot_refs++; /* hold it across the callback and the ring walk */
+	if (notify) {
+		if (status == SRD_OK)
+			ep->stats.msgs_tx_ok++;
+		else
+			ep->stats.msgs_tx_err++;
+		ep->cb.tx_done(ep->user, m->cookie, status);
+	}
+	m->slot_refs--;
+	advance_una(p);
+	msg_maybe_free(m);
+}
+
+void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m)
+{
+	(void)ep;
+	msg_finish(m->peer, m, SRD_FLUSHED, false);
+}
+
+/* Every message of the peer fails: the peer is gone (or restarted). */
+static void fail_all(struct srd_peer *p, int status)
+{
+	struct srd_tx *tx = &p->tx;
+
+	for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
+		struct srd_slot *s = slot_of(p, psn);
+
+		if (s->state != PKT_DONE && s->state != PKT_FREE && s->msg &&
+		    s->msg->state != MSG_FINISHED)
+			msg_finish(p, s->msg, status, true);
+	}
+	while (!list_empty(&tx->sendq)) {
+		struct srd_msg *m = container_of(tx->sendq.next, struct srd_msg, link);
+
+		msg_finish(p, m, status, true);
+	}
+}
+
+void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
+{
+	(void)now;
+	p->ep->stats.peer_restarts++;
+	fail_all(p, SRD_LOCAL_UNRESP_REMOTE);
+	p->tx.peer_epoch = 0;
+	p->tx.answered = false;
+}
+
+/* ---- sending --------------------------------------------------------------------------- */
+
+static bool can_send_new(const struct srd_peer *p)
+{
+	const struct srd_tx *tx = &p->tx;
+
+	return tx->inflight < tx->cwnd_x1024 / 1024 && tx->next_psn - tx->una < p->ep->cfg.window;
+}
+
+bool srd_tx_has_work(const struct srd_peer *p, uint64_t now)
+{
+	(void)now;
+	return !list_empty(&p->tx.retx) || (!list_empty(&p->tx.sendq) && can_send_new(p));
+}
+
+static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struct srd_pkt_out *out)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_tx *tx = &p->tx;
+	struct srd_msg *m = s->msg;
+	struct srd_path *path;
+	struct srd_data_hdr h;
+
+	s->path = srd_path_pick(p, now, s->tx_count ? s->path : UINT32_MAX);
+	path = &tx->paths[s->path];
+	s->path_seq = path->seq++;
+	s->sent_ns = now;
+	s->tx_count++;
+	s->state = PKT_INFLIGHT;
+	tx->inflight++;
+	list_add_tail(&tx->inflight_list, &s->q);
+	list_add_tail(&path->inflight, &s->pathq);
+	path->tx++;
+	if (s->tx_count > 1)
+		ep->stats.data_retx++;
+	else
+		ep->stats.data_tx++;
+
+	memset(&h, 0, sizeof(h));
+	h.src_port = ep->cfg.local_port;
+	h.flags = m->d.has_imm ? SRD_DATA_F_IMM : 0;
+	h.path = (uint8_t)s->path;
+	h.src_epoch = ep->epoch;
+	h.dst_epoch = tx->peer_epoch;
+	h.psn = s->psn;
+	h.horizon = tx->una;
+	h.msn = m->msn;
+	h.msg_len = m->d.len;
+	h.offset = s->offset;
+	h.dst_qpn = m->d.dst_qpn;
+	h.src_qpn = m->d.src_qpn;
+	h.qkey = m->d.qkey;
+	h.imm = m->d.imm;
+	h.opcode = SRD_OP_SEND;
+	h.sl = m->d.sl;
+	h.payload_len = (uint16_t)s->len;
+	out->hdr_len = (uint32_t)srd_data_encode(out->hdr, &h);
+	out->path = s->path;
+	out->cookie = m->cookie;
+	out->offset = s->offset;
+	out->len = s->len;
+}
+
+int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
+{
+	struct srd_tx *tx = &p->tx;
+	uint32_t mss = p->ep->cfg.mss;
+	struct srd_slot *s;
+	struct srd_msg *m;
+
+	if (!list_empty(&tx->retx)) {
+		s = container_of(tx->retx.next, struct srd_slot, q);
+		list_del(&s->q);
+		transmit(p, s, now, out);
+		return 1;
+	}
+	if (list_empty(&tx->sendq) || !can_send_new(p))
+		return 0;
+	m = container_of(tx->sendq.next, struct srd_msg, link);
+	s = slot_of(p, tx->next_psn);
+	s->msg = m;
+	s->psn = tx->next_psn++;
+	s->offset = m->sent_pkts * mss;
+	s->len = m->d.len - s->offset < mss ? m->d.len - s->offset : mss;
+	s->tx_count = 0;
+	if (m->sent_pkts == 0)
+		m->msn_first_psn = s->psn;
+	m->sent_pkts++;
+	m->slot_refs++;
+	if (m->sent_pkts == m->npkts) {
+		list_del(&m->link);
+		m->state = MSG_SENT;
+	}
+	transmit(p, s, now, out);
+	return 1;
+}
+
+/* ---- acknowledgements ------------------------------------------------------------------- */
+
+static void rtt_sample(struct srd_peer *p, uint64_t rtt)
+{
+	struct srd_tx *tx = &p->tx;
+
+	if (!tx->srtt_ns) {
+		tx->srtt_ns = rtt;
+		tx->rttvar_ns = rtt / 2;
+	} else {
+		uint64_t err = rtt > tx->srtt_ns ? rtt - tx->srtt_ns : tx->srtt_ns - rtt;
+
+		tx->rttvar_ns = (3 * tx->rttvar_ns + err) / 4;
+		tx->srtt_ns = (7 * tx->srtt_ns + rtt) / 8;
+	}
+	if (!tx->min_rtt_ns || rtt < tx->min_rtt_ns)
+		tx->min_rtt_ns = rtt;
+}
+
+static void mark_lost(struct srd_peer *p, struct srd_slot *s, bool by_timeout, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+
+	slot_unlink(tx, s);
+	s->state = PKT_LOST;
+	list_add_tail(&tx->retx, &s->q);
+	srd_path_on_loss(p, s->path, by_timeout, now);
+}
+
+/* Per-path loss detection after an ack: see the file comment. */
+static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uint64_t *max_sent,
+                          const bool *acked_on, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+	bool lost_any = false;
+
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		struct srd_path *path = &tx->paths[i];
+		uint64_t reo = (path->srtt_ns ? path->srtt_ns : tx->srtt_ns) / 4;
+
+		if (!acked_on[i])
+			continue;
+		while (!list_empty(&path->inflight)) {
+			struct srd_slot *s =
+			    container_of(path->inflight.next, struct srd_slot, pathq);
+
+			if (psn_le(max_seq[i], s->path_seq))
+				break;
+			if (max_seq[i] - s->path_seq < DUPTHRESH && max_sent[i] - s->sent_ns <= reo)
+				break;
+			mark_lost(p, s, false, now);
+			p->ep->stats.fast_lost++;
+			lost_any = true;
+		}
+	}
+	if (lost_any)
+		srd_cc_delay.on_loss(p, now);
+}
+
+static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, uint64_t *max_sent,
+                     bool *acked_on)
+{
+	struct srd_msg *m = s->msg;
+
+	if (s->state == PKT_DONE || s->state == PKT_FREE)
+		return;
+	if (s->state == PKT_INFLIGHT) {
+		if (!acked_on[s->path] || psn_lt(max_seq[s->path], s->path_seq)) {
+			max_seq[s->path] = s->path_seq;
+			max_sent[s->path] = s->sent_ns;
+		}
+		acked_on[s->path] = true;
+	}
+	slot_unlink(&p->tx, s);
+	s->state = PKT_DONE;
+	if (m && m->state != MSG_FINISHED && ++m->acked_pkts == m->npkts)
+		msg_finish(p, m, SRD_OK, true);
+}
+
+static void on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_tx *tx = &p->tx;
+	struct srd_slot *s;
+	struct srd_msg *m;
+
+	if (!psn_live(tx, n->psn))
+		return;
+	s = slot_of(p, n->psn);
+	m = s->msg;
+	if (!m || m->state == MSG_FINISHED || s->state == PKT_DONE || s->state == PKT_FREE)
+		return;
+	if (n->status != SRD_REMOTE_RNR) {
+		msg_finish(p, m, n->status, true);
+		return;
+	}
+	ep->stats.rnr_nak_rx++;
+	if (s->state == PKT_RNR)
+		return;
+	/* One RNR round counts once, however many of its packets were refused. */
+	if (s->sent_ns >= m->last_rnr_ns) {
+		m->rnr_count++;
+		m->last_rnr_ns = now;
+	}
+	if (m->d.rnr_retry != 7 && m->rnr_count > m->d.rnr_retry) {
+		msg_finish(p, m, SRD_REMOTE_RNR, true);
+		return;
+	}
+	slot_unlink(tx, s);
+	s->state = PKT_RNR;
+	s->rnr_until_ns = now + ep->cfg.rnr_delay_ns;
+	list_add_tail(&tx->rnrq, &s->q);
+}
+
+void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_tx *tx = &p->tx;
+	uint32_t max_seq[64];
+	uint64_t max_sent[64];
+	bool acked_on[64] = {false};
+	uint32_t before = tx->una, inflight_before = tx->inflight;
+	uint64_t rtt = 0;
+	uint32_t newly = 0;
+
+	ep->stats.ack_rx++;
+	if (a->dst_epoch != ep->epoch)
+		return; /* an answer to an earlier incarnation of us */
+	if (a->flags & SRD_ACK_F_STALE) {
+		/* We addressed an incarnation of the peer that is gone. */
+		if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
+			srd_tx_peer_restarted(p, now);
+		return;
+	}
+	if (!tx->peer_epoch)
+		tx->peer_epoch = a->src_epoch;
+	else if (tx->peer_epoch != a->src_epoch)
+		return; /* a straggler from an incarnation of the peer that is gone */
+	tx->answered = true;
+
+	/* RTT from the newest packet the receiver saw, if it was sent only once. */
+	if (psn_live(tx, a->echo_psn)) {
+		struct srd_slot *s = slot_of(p, a->echo_psn);
+
+		if (s->state == PKT_INFLIGHT && s->tx_count == 1) {
+			rtt = now > s->sent_ns ? now - s->sent_ns : 1;
+			rtt_sample(p, rtt);
+			srd_path_on_ack(p, s->path, rtt, now);
+		}
+	}
+	for (unsigned i = 0; i < a->nnak; i++)
+		on_nak(p, &a->nak[i], now);
+	/* Everything below cum, then each SACK run. */
+	for (uint32_t psn = tx->una; psn_lt(psn, a->cum) && psn_lt(psn, tx->next_psn); psn++) {
+		ack_slot(p, slot_of(p, psn), max_seq, max_sent, acked_on);
+		newly++;
+	}
+	for (unsigned i = 0; i < a->nsack; i++) {
+		uint32_t start = a->sack[i].start, len = a->sack[i].len;
+
+		if (len > ep->cfg.window)
+			continue;
+		for (uint32_t k = 0; k < len; k++) {
+			uint32_t psn = start + k;
+
+			if (!psn_live(tx, psn))
+				continue;
+			ack_slot(p, slot_of(p, psn), max_seq, max_sent, acked_on);
+			newly++;
+		}
+	}
+	advance_una(p);
+	if (tx->una != before || tx->inflight != inflight_before || a->nnak)
+		tx->last_progress_ns = now;
+	for (uint32_t i = 0; i < ep->cfg.npaths; i++)
+		if (acked_on[i])
+			tx->paths[i].consec_rto = 0;
+	detect_losses(p, max_seq, max_sent, acked_on, now);
+	if (newly)
+		srd_cc_delay.on_ack(p, newly, rtt, now);
+}
+
+/* ---- timers ----------------------------------------------------------------------------- */
+
+void srd_tx_expiry(struct srd_peer *p, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_tx *tx = &p->tx;
+	bool rto = false;
+
+	while (!list_empty(&tx->inflight_list)) {
+		struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
+
+		if (s->sent_ns + slot_rto(p, s) > now)
+			break;
+		mark_lost(p, s, true, now);
+		rto = true;
+	}
+	if (rto) {
+		ep->stats.rto_fired++;
+		srd_cc_delay.on_timeout(p, now);
+	}
+	while (!list_empty(&tx->rnrq)) {
+		struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);
+
+		if (s->rnr_until_ns > now)
+			break;
+		list_del(&s->q);
+		s->state = PKT_LOST;
+		list_add_tail(&tx->retx, &s->q);
+	}
+	if (outstanding(tx) && now >= tx->last_progress_ns + ep->cfg.peer_timeout_ns) {
+		/* The peer made no progress for the whole timeout: it is gone. */
+		fail_all(p, tx->answered ? SRD_LOCAL_UNRESP_REMOTE : SRD_LOCAL_UNREACH_REMOTE);
+		tx->peer_epoch = 0;
+		tx->answered = false;
+	}
+}

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The responder: accepts each data packet exactly once, in any order, and builds
+ * messages in place.
+ *
+ * A PSN window (a bitmap above `cum`, the first PSN not yet received) drops
+ * duplicates. The first packet of a message to arrive claims a receive (rx_claim);
+ * every packet's bytes go straight to their offset in it (rx_place), and the message
+ * completes when all its bytes are there (rx_done). A packet is marked received only
+ * once its bytes are placed, so a refused packet (no receive: RNR; a bad destination)
+ * is retransmitted or abandoned by the sender, never half-counted.
+ *
+ * Refusals travel in acks as NAK entries. RNR entries are sent once (the sender's
+ * timer covers their loss); error entries are repeated in every ack until the
+ * sender's horizon passes their PSN, so an error can never be missed while a later
+ * ack reports the packet's neighbours.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "srd_impl.h"
+
+static uint32_t win(const struct srd_peer *p)
+{
+	return p->ep->cfg.window;
+}
+
+static bool bit_get(const struct srd_rx *rx, uint32_t psn, uint32_t w)
+{
+	uint32_t i = psn & (w - 1);
+
+	return (rx->bitmap[i / 64] >> (i % 64)) & 1;
+}
+
+static void bit_set(struct srd_rx *rx, uint32_t psn, uint32_t w)
+{
+	uint32_t i = psn & (w - 1);
+
+	rx->bitmap[i / 64] |= 1ull << (i % 64);
+}
+
+static void bit_clear(struct srd_rx *rx, uint32_t psn, uint32_t w)
+{
+	uint32_t i = psn & (w - 1);
+
+	rx->bitmap[i / 64] &= ~(1ull << (i % 64));
+}
+
+int srd_rx_init(struct srd_peer *p)
+{
+	p->rx.bitmap = calloc(win(p) / 64, sizeof(uint64_t));
+	list_init(&p->rx.msg_list);
+	return p->rx.bitmap ? 0 : -1;
+}
+
+static void rxmsg_unlink(struct srd_rx *rx, struct srd_rxmsg *e)
+{
+	struct srd_rxmsg **pp = &rx->msgs[e->msn % SRD_RXMSG_HASH];
+
+	while (*pp && *pp != e)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = e->hnext;
+	list_del(&e->link);
+}
+
+/* Gives back every unfinished claim: the sender restarted or gave up on them. */
+static void abort_all(struct srd_peer *p)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+
+	while (!list_empty(&rx->msg_list)) {
+		struct srd_rxmsg *e = container_of(rx->msg_list.next, struct srd_rxmsg, link);
+
+		rxmsg_unlink(rx, e);
+		if (e->handle && e->status == SRD_OK)
+			ep->cb.rx_abort(ep->user, e->handle);
+		free(e);
+	}
+}
+
+void srd_rx_free(struct srd_peer *p)
+{
+	if (p->rx.bitmap) {
+		/* No callbacks while the endpoint is torn down. */
+		while (!list_empty(&p->rx.msg_list)) {
+			struct srd_rxmsg *e =
+			    container_of(p->rx.msg_list.next, struct srd_rxmsg, link);
+
+			rxmsg_unlink(&p->rx, e);
+			free(e);
+		}
+	}
+	free(p->rx.bitmap);
+}
+
+/* Moves cum forward to psn (the sender's horizon), forgetting what lies below. */
+static void advance_to(struct srd_peer *p, uint32_t psn)
+{
+	struct srd_rx *rx = &p->rx;
+	uint32_t w = win(p);
+
+	if (psn - rx->cum >= w)
+		memset(rx->bitmap, 0, w / 8);
+	else
+		for (uint32_t q = rx->cum; psn_lt(q, psn); q++)
+			bit_clear(rx, q, w);
+	rx->cum = psn;
+	/* Errors below the horizon have been heard (or no longer matter). */
+	for (uint32_t i = 0; i < rx->nnaks;) {
+		if (psn_lt(rx->naks[i].psn, psn))
+			rx->naks[i] = rx->naks[--rx->nnaks];
+		else
+			i++;
+	}
+}
+
+static void slide(struct srd_peer *p)
+{
+	struct srd_rx *rx = &p->rx;
+	uint32_t w = win(p);
+
+	while (bit_get(rx, rx->cum, w)) {
+		bit_clear(rx, rx->cum, w);
+		rx->cum++;
+	}
+}
+
+/* Starts tracking a (new incarnation of a) sender. */
+static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
+{
+	struct srd_rx *rx = &p->rx;
+
+	abort_all(p);
+	if (rx->peer_epoch)
+		p->ep->stats.peer_restarts++;
+	rx->prev_epoch = rx->peer_epoch;
+	rx->peer_epoch = epoch;
+	memset(rx->bitmap, 0, win(p) / 8);
+	rx->cum = horizon;
+	rx->nnaks = 0;
+}
+
+static void add_nak(struct srd_rx *rx, uint32_t psn, uint8_t status)
+{
+	for (uint32_t i = 0; i < rx->nnaks; i++) {
+		if (rx->naks[i].psn == psn) {
+			rx->naks[i].status = status;
+			return;
+		}
+	}
+	/* Full: stay silent; the packet is not marked, so it comes again. */
+	if (rx->nnaks < SRD_ACK_MAX_NAK)
+		rx->naks[rx->nnaks++] = (struct srd_nak){psn, status};
+}
+
+static struct srd_rxmsg *rxmsg_find(struct srd_rx *rx, uint32_t msn)
+{
+	for (struct srd_rxmsg *e = rx->msgs[msn % SRD_RXMSG_HASH]; e; e = e->hnext)
+		if (e->msn == msn)
+			return e;
+	return NULL;
+}
+
+static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, uint32_t msn, const struct srd_rx_msg *info)
+{
+	struct srd_rxmsg *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->msn = msn;
+	e->info = *info;
+	e->len = info->len;
+	e->hnext = rx->msgs[msn % SRD_RXMSG_HASH];
+	rx->msgs[msn % SRD_RXMSG_HASH] = e;
+	list_add_tail(&rx->msg_list, &e->link);
+	return e;
+}
+
+/* Returns true when the packet's bytes were taken. */
+static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                   uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+	struct srd_rxmsg *e = rxmsg_find(rx, h->msn);
+	struct srd_rx_msg info;
+	void *handle = NULL;
+	int status;
+
+	if (e) {
+		if (e->status != SRD_OK) {
+			add_nak(rx, h->psn, e->status);
+			ep->stats.err_nak_tx++;
+			return false;
+		}
+		ep->cb.rx_place(ep->user, e->handle, h->offset, payload, h->payload_len);
+		e->received += h->payload_len;
+		e->last_ns = now;
+		if (e->received == e->len) {
+			rxmsg_unlink(rx, e);
+			ep->stats.msgs_rx++;
+			ep->cb.rx_done(ep->user, e->handle, &e->info);
+			free(e);
+		}
+		return true;
+	}
+
+	info.from = p->addr;
+	info.peer_user = p->user;
+	info.dst_qpn = h->dst_qpn;
+	info.src_qpn = h->src_qpn;
+	info.qkey = h->qkey;
+	info.imm = h->imm;
+	info.has_imm = (h->flags & SRD_DATA_F_IMM) != 0;
+	info.len = h->msg_len;
+	status = ep->cb.rx_claim(ep->user, &info, &handle);
+	if (status == SRD_REMOTE_RNR) {
+		add_nak(rx, h->psn, SRD_REMOTE_RNR);
+		ep->stats.rnr_nak_tx++;
+		return false;
+	}
+	if (status != SRD_OK) {
+		/* A claimed and failed receive must not be claimed again by the next packet. */
+		if (handle && h->payload_len < h->msg_len) {
+			e = rxmsg_add(rx, h->msn, &info);
+			if (e) {
+				e->status = (uint8_t)status;
+				e->last_ns = now;
+			}
+		}
+		add_nak(rx, h->psn, (uint8_t)status);
+		ep->stats.err_nak_tx++;
+		return false;
+	}
+	if (h->payload_len == h->msg_len) {
+		/* The whole message in one packet: no bookkeeping needed. */
+		ep->cb.rx_place(ep->user, handle, 0, payload, h->payload_len);
+		ep->stats.msgs_rx++;
+		ep->cb.rx_done(ep->user, handle, &info);
+		return true;
+	}
+	e = rxmsg_add(rx, h->msn, &info);
+	if (!e) {
+		ep->cb.rx_abort(ep->user, handle);
+		return false; /* out of memory: refuse quietly, the sender retries */
+	}
+	e->handle = handle;
+	e->status = SRD_OK;
+	e->last_ns = now;
+	ep->cb.rx_place(ep->user, handle, h->offset, payload, h->payload_len);
+	e->received = h->payload_len;
+	return true;
+}
+
+void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                    uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+	uint32_t w = win(p);
+
+	ep->stats.data_rx++;
+	if (h->dst_epoch && h->dst_epoch != ep->epoch) {
+		/* Meant for an earlier incarnation of us: tell the sender, take nothing. */
+		rx->stale_pending = true;
+		rx->stale_dst_epoch = h->src_epoch;
+		ep->stats.stale_epoch_rx++;
+		return;
+	}
+	if (!rx->peer_epoch) {
+		rx_reset(p, h->src_epoch, h->horizon);
+	} else if (h->src_epoch != rx->peer_epoch) {
+		if (h->src_epoch == rx->prev_epoch) {
+			ep->stats.stale_epoch_rx++;
+			return;
+		}
+		rx_reset(p, h->src_epoch, h->horizon);
+	}
+	if (psn_lt(rx->cum, h->horizon)) {
+		advance_to(p, h->horizon);
+		slide(p);
+	}
+	rx->ack_pending = true;
+	rx->echo_psn = h->psn;
+	if (psn_lt(h->psn, rx->cum) || (h->psn - rx->cum < w && bit_get(rx, h->psn, w))) {
+		ep->stats.data_dup_rx++;
+		return;
+	}
+	if (h->psn - rx->cum >= w)
+		return; /* beyond the window: the sender never sends this; drop */
+	if (accept(p, h, payload, now)) {
+		bit_set(rx, h->psn, w);
+		slide(p);
+	}
+}
+
+bool srd_rx_has_work(const struct srd_peer *p)
+{
+	return p->rx.ack_pending || p->rx.stale_pending;
+}
+
+/* SACK runs above cum, lowest first: the first SRD_ACK_MAX_SACK of them. */
+static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
+{
+	const struct srd_rx *rx = &p->rx;
+	uint32_t w = win(p);
+	unsigned n = 0;
+	uint32_t run = 0, start = 0;
+
+	for (uint32_t off = 1; off < w && n < SRD_ACK_MAX_SACK; off++) {
+		uint32_t psn = rx->cum + off;
+		uint32_t i = psn & (w - 1);
+		uint64_t word = rx->bitmap[i / 64];
+
+		/* Skip empty words quickly. */
+		if (!run && (i % 64) == 0 && word == 0 && off + 63 < w) {
+			off += 63;
+			continue;
+		}
+		if ((word >> (i % 64)) & 1) {
+			if (!run)
+				start = psn;
+			run++;
+		} else if (run) {
+			out[n++] = (struct srd_sack){start, run};
+			run = 0;
+		}
+	}
+	if (run && n < SRD_ACK_MAX_SACK)
+		out[n++] = (struct srd_sack){start, run};
+	return n;
+}
+
+int srd_rx_write_ack(struct srd_peer *p, struct srd_pkt_out *out)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+	struct srd_ack_hdr a;
+
+	if (!rx->ack_pending && !rx->stale_pending)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.src_port = ep->cfg.local_port;
+	a.src_epoch = ep->epoch;
+	if (rx->stale_pending) {
+		a.flags = SRD_ACK_F_STALE;
+		a.dst_epoch = rx->stale_dst_epoch;
+		rx->stale_pending = false;
+	} else {
+		a.dst_epoch = rx->peer_epoch;
+		a.cum = rx->cum;
+		a.echo_psn = rx->echo_psn;
+		a.nsack = (uint8_t)build_sacks(p, a.sack);
+		a.nnak = (uint8_t)rx->nnaks;
+		memcpy(a.nak, rx->naks, rx->nnaks * sizeof(rx->naks[0]));
+		/* RNR refusals are said once; errors stay until the horizon passes them. */
+		for (uint32_t i = 0; i < rx->nnaks;) {
+			if (rx->naks[i].status == SRD_REMOTE_RNR)
+				rx->naks[i] = rx->naks[--rx->nnaks];
+			else
+				i++;
+		}
+		rx->ack_pending = false;
+	}
+	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
+	out->path = (uint32_t)(srd_rand(&ep->rng) % ep->cfg.npaths);
+	out->cookie = NULL;
+	out->offset = out->len = 0;
+	ep->stats.ack_tx++;
+	return 1;
+}
+
+uint64_t srd_rx_deadline(const struct srd_peer *p)
+{
+	uint64_t d = UINT64_MAX;
+	const struct list_node *l;
+
+	for (l = p->rx.msg_list.next; l != &p->rx.msg_list; l = l->next) {
+		const struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
+
+		if (e->last_ns + p->ep->cfg.peer_timeout_ns < d)
+			d = e->last_ns + p->ep->cfg.peer_timeout_ns;
+	}
+	return d;
+}
+
+/* An unfinished message the sender stopped sending for a whole timeout is given back. */
+void srd_rx_expiry(struct srd_peer *p, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+	struct list_node *l = rx->msg_list.next;
+
+	while (l != &rx->msg_list) {
+		struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
+
+		l = l->next;
+		if (e->last_ns + ep->cfg.peer_timeout_ns > now)
+			continue;
+		rxmsg_unlink(rx, e);
+		if (e->handle && e->status == SRD_OK)
+			ep->cb.rx_abort(ep->user, e->handle);
+		free(e);
+	}
+}

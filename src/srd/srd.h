@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SRD protocol core: reliable, out-of-order, multipath delivery of messages
+ * between engines, without I/O. The caller owns sockets, clocks and threads:
+ *
+ *   - time comes in as `now` (nanoseconds, any monotonic origin);
+ *   - packets come in through srd_read_pkt() and go out through srd_write_pkt(),
+ *     which fills a caller buffer with a header and names the payload bytes by
+ *     (cookie, offset, len) so the caller can send them straight from its memory;
+ *   - one deadline, srd_expiry(), is serviced by srd_handle_expiry();
+ *   - randomness comes from a seed given at creation.
+ *
+ * It never blocks, sleeps, locks or reads a clock; the caller serialises calls.
+ * See docs/srd.md for the protocol and docs/wire.md for the packet formats.
+ */
+#ifndef SOFTEFA_SRD_SRD_H
+#define SOFTEFA_SRD_SRD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Message status codes: the EFA completion statuses (efa-reference.md 3.6). */
+enum srd_status {
+	SRD_OK = 0,
+	SRD_FLUSHED = 1,
+	SRD_LOCAL_BAD_LENGTH = 6,
+	SRD_REMOTE_BAD_ADDRESS = 7,
+	SRD_REMOTE_ABORT = 8,
+	SRD_REMOTE_BAD_DEST_QPN = 9,
+	SRD_REMOTE_RNR = 10,
+	SRD_REMOTE_BAD_LENGTH = 11,
+	SRD_LOCAL_UNRESP_REMOTE = 13,
+	SRD_REMOTE_UNKNOWN_PEER = 14,
+	SRD_LOCAL_UNREACH_REMOTE = 15,
+};
+
+/* A remote engine's address: IPv4 (network order) and base UDP port (host order). */
+struct srd_addr {
+	uint32_t ip;
+	uint16_t port;
+};
+
+struct srd_config {
+	uint16_t local_port; /* our engine's base UDP port: our identity on the wire */
+	uint32_t mss;        /* payload bytes per data packet */
+	uint32_t npaths;     /* paths (source ports) to spray over, 1..64 */
+	uint32_t window;     /* packets in flight per peer; a power of two */
+	uint64_t rto_min_ns; /* retransmission timeout bounds */
+	uint64_t rto_max_ns;
+	uint64_t rto_init_ns;      /* before any RTT sample */
+	uint64_t peer_timeout_ns;  /* no progress for this long: messages fail (13 / 15) */
+	uint64_t rnr_delay_ns;     /* wait before resending a packet the receiver had no WQE for */
+	uint64_t path_cooldown_ns; /* a failed path is retried (probed) after this */
+	uint32_t init_cwnd;        /* congestion window at start, in packets */
+	uint64_t cc_target_ns;     /* delay above the base RTT the controller tolerates */
+};
+
+/* Fills defaults for everything (mss and npaths must then be set by the caller). */
+void srd_config_default(struct srd_config *cfg);
+
+/* What a message carries besides its bytes. */
+struct srd_msg_desc {
+	uint32_t len;
+	uint16_t dst_qpn;
+	uint16_t src_qpn;
+	uint32_t qkey;
+	uint32_t imm; /* host order */
+	bool has_imm;
+	uint8_t sl;
+	uint8_t rnr_retry; /* 7 = retry for ever */
+};
+
+/* A message arriving at the responder, as given to rx_claim. */
+struct srd_rx_msg {
+	struct srd_addr from;
+	void *peer_user; /* srd_peer_set_user() value of the sender's peer, or NULL */
+	uint16_t dst_qpn;
+	uint16_t src_qpn;
+	uint32_t qkey;
+	uint32_t imm;
+	bool has_imm;
+	uint32_t len;
+};
+
+struct srd_callbacks {
+	/*
+	 * The first packet of a message to be accepted asks for a receive. Return SRD_OK
+	 * and set *handle to claim one; SRD_REMOTE_RNR when none is posted (the packet
+	 * is refused and the sender retries); any other status fails the message at the
+	 * sender (the responder completes its own WQE, if it claimed one).
+	 */
+	int (*rx_claim)(void *user, const struct srd_rx_msg *m, void **handle);
+	/* Bytes of a claimed message: place them at offset. */
+	void (*rx_place)(void *user, void *handle, uint32_t offset, const uint8_t *data,
+	                 uint32_t len);
+	/* Every byte of a claimed message has been placed. */
+	void (*rx_done)(void *user, void *handle, const struct srd_rx_msg *m);
+	/* The sender restarted or gave up: give an unfinished claim back untouched. */
+	void (*rx_abort)(void *user, void *handle);
+	/* A sent message is finished: delivered (SRD_OK) or failed with a status. */
+	void (*tx_done)(void *user, void *cookie, int status);
+};
+
+struct srd_ep;
+struct srd_peer;
+struct srd_msg;
+
+/*
+ * Creates an endpoint (one per engine). The seed drives every random choice
+ * (epoch, initial sequence numbers, path choice), so a run replays exactly.
+ * Returns NULL when out of memory.
+ */
+struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbacks *cb, void *user,
+                          uint64_t seed);
+void srd_ep_del(struct srd_ep *ep);
+uint32_t srd_ep_epoch(const struct srd_ep *ep);
+
+/* The peer state for addr, created on first use. NULL when out of memory. */
+struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr);
+void srd_peer_set_user(struct srd_peer *p, void *user);
+
+/*
+ * Queues a message to a peer. Its bytes are named by (cookie, offset) in the
+ * packets srd_write_pkt() produces until tx_done(cookie) is called. Returns the
+ * message handle, or NULL when out of memory.
+ */
+struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
+                         void *cookie, uint64_t now);
+/* Forgets a message that has not completed (its QP flushed or went away): no tx_done. */
+void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m);
+
+/* Feeds one received datagram. Returns 0, or a negative srd_wire_err when dropped. */
+int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
+                 size_t len);
+
+#define SRD_MAX_HDR 512
+
+/* One packet to send: header bytes, then the payload (cookie, offset, len) if any. */
+struct srd_pkt_out {
+	struct srd_addr to;
+	uint32_t path; /* send it from this path (source port index) */
+	uint32_t hdr_len;
+	uint8_t hdr[SRD_MAX_HDR];
+	void *cookie;
+	uint32_t offset;
+	uint32_t len;
+};
+
+/* Produces the next packet due now: 1 and *out filled, or 0 when nothing is due. */
+int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out);
+
+/* The next time srd_handle_expiry() has work, or UINT64_MAX. */
+uint64_t srd_expiry(const struct srd_ep *ep);
+void srd_handle_expiry(struct srd_ep *ep, uint64_t now);
+
+/* Counters of the core (for the engine's published counters and tests). */
+struct srd_stats {
+	uint64_t data_tx, data_retx, data_rx, data_dup_rx;
+	uint64_t ack_tx, ack_rx;
+	uint64_t rnr_nak_tx, rnr_nak_rx, err_nak_tx;
+	uint64_t rto_fired, fast_lost;
+	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx;
+	uint64_t stale_epoch_rx, peer_restarts;
+	uint64_t path_down, path_up;
+};
+const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
+
+/* Per-peer observations for tests, tools and benchmarks. */
+struct srd_peer_info {
+	uint32_t cwnd;     /* packets */
+	uint32_t inflight; /* packets */
+	uint64_t srtt_ns;
+	uint64_t min_rtt_ns;
+	uint32_t paths_up;
+	uint64_t path_tx[64]; /* data packets sent on each path */
+	bool path_up[64];
+};
+void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info);
+
+#endif

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/* The SRD core's private state, shared by the files of src/srd only. */
+#ifndef SOFTEFA_SRD_IMPL_H
+#define SOFTEFA_SRD_IMPL_H
+
+#include "../util/list.h"
+#include "srd.h"
+#include "wire.h"
+
+/* ---- sequence numbers: 32-bit, compared in serial arithmetic ------------------ */
+
+static inline int psn_cmp(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+static inline int psn_lt(uint32_t a, uint32_t b)
+{
+	return psn_cmp(a, b) < 0;
+}
+static inline int psn_le(uint32_t a, uint32_t b)
+{
+	return psn_cmp(a, b) <= 0;
+}
+
+/* ---- randomness: xorshift64*, seeded by the caller --------------------------- */
+
+static inline uint64_t srd_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/* ---- sender ---------------------------------------------------------------------- */
+
+enum srd_pkt_state {
+	PKT_FREE = 0, /* slot unused */
+	PKT_INFLIGHT, /* sent, waiting for an ack */
+	PKT_LOST,     /* declared lost: queued for retransmission */
+	PKT_RNR,      /* refused for lack of a receive: resend after rnr_until */
+	PKT_DONE,     /* acknowledged, or its message finished: waiting for una to pass */
+};
+
+/* One sent packet, in a ring indexed by PSN. */
+struct srd_slot {
+	struct srd_msg *msg;
+	uint32_t psn;
+	uint32_t offset;
+	uint32_t len;
+	uint64_t sent_ns;
+	uint64_t rnr_until_ns;
+	uint32_t path;
+	uint32_t path_seq;
+	uint8_t state; /* enum srd_pkt_state */
+	uint8_t tx_count;
+	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
+	struct list_node pathq; /* the path's in-flight list (send order), while in flight */
+};
+
+enum srd_msg_state {
+	MSG_QUEUED,  /* not all packets sent yet */
+	MSG_SENT,    /* every packet sent at least once */
+	MSG_FINISHED /* completed or cancelled; freed when no slot refers to it */
+};
+
+struct srd_msg {
+	struct srd_peer *peer;
+	void *cookie;
+	struct srd_msg_desc d;
+	uint32_t msn;
+	uint32_t msn_first_psn; /* PSN of its first packet (its PSNs are consecutive) */
+	uint32_t npkts;         /* packets it takes */
+	uint32_t sent_pkts;     /* packets given a PSN so far */
+	uint32_t acked_pkts;
+	uint32_t slot_refs; /* ring slots still pointing here */
+	uint32_t rnr_count;
+	uint64_t last_rnr_ns;
+	uint8_t state;
+	struct list_node link; /* peer's queue of messages to packetize */
+};
+
+struct srd_path {
+	uint64_t srtt_ns;
+	uint64_t rttvar_ns;
+	uint32_t seq;           /* next path sequence number */
+	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
+	uint64_t down_until_ns; /* 0 when up */
+	uint64_t cooldown_ns;
+	uint32_t loss_ewma; /* losses per 1024 packets, smoothed */
+	uint64_t tx;
+	struct list_node inflight; /* slots in flight on this path, send order */
+};
+
+struct srd_tx {
+	uint32_t peer_epoch; /* learned from the first ack; 0 = unknown */
+	bool answered;       /* has this incarnation of the peer ever acked? */
+	uint32_t next_psn;
+	uint32_t una; /* lowest PSN not done: the horizon we advertise */
+	uint32_t next_msn;
+	struct srd_slot *ring;  /* window slots */
+	uint32_t inflight;      /* slots PKT_INFLIGHT */
+	struct list_node sendq; /* messages with packets not yet sent */
+	struct list_node inflight_list;
+	struct list_node retx; /* PKT_LOST, oldest first */
+	struct list_node rnrq; /* PKT_RNR, by rnr_until */
+	uint64_t last_progress_ns;
+	uint32_t next_path;
+	/* RTT and congestion state */
+	uint64_t srtt_ns, rttvar_ns, min_rtt_ns;
+	uint32_t cwnd_x1024; /* congestion window in packets, fixed point */
+	uint64_t last_decrease_ns;
+	struct srd_path *paths;
+};
+
+/* ---- receiver ---------------------------------------------------------------------- */
+
+struct srd_rxmsg {
+	uint32_t msn;
+	void *handle;   /* the claimed receive, or NULL when the message failed */
+	uint8_t status; /* SRD_OK, or the error every later packet is refused with */
+	uint32_t len;
+	uint32_t received; /* bytes placed */
+	uint64_t last_ns;
+	struct srd_rx_msg info;
+	struct srd_rxmsg *hnext;
+	struct list_node link; /* all in-progress messages of the peer */
+};
+
+#define SRD_RXMSG_HASH 64
+
+struct srd_rx {
+	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
+	uint32_t prev_epoch; /* the one before: its stragglers are ignored */
+	uint32_t cum;
+	uint64_t *bitmap; /* window bits, PSN & (window - 1) */
+	bool ack_pending;
+	bool stale_pending; /* answer with SRD_ACK_F_STALE */
+	uint32_t stale_dst_epoch;
+	uint32_t echo_psn;
+	struct srd_nak naks[SRD_ACK_MAX_NAK]; /* RNR (once) and errors (until horizon) */
+	uint32_t nnaks;
+	struct srd_rxmsg *msgs[SRD_RXMSG_HASH];
+	struct list_node msg_list;
+};
+
+/* ---- peer and endpoint --------------------------------------------------------------- */
+
+struct srd_peer {
+	struct srd_ep *ep;
+	struct srd_addr addr;
+	void *user;
+	struct srd_tx tx;
+	struct srd_rx rx;
+	struct srd_peer *hnext;
+	struct list_node ready; /* in ep->ready: has packets to send */
+	uint64_t deadline;      /* earliest timer; UINT64_MAX if none */
+	uint32_t heap_idx;      /* position in ep->heap, or UINT32_MAX */
+};
+
+#define SRD_PEER_HASH 1024
+
+struct srd_ep {
+	struct srd_config cfg;
+	struct srd_callbacks cb;
+	void *user;
+	uint64_t rng;
+	uint32_t epoch;
+	struct srd_peer *peers[SRD_PEER_HASH];
+	struct list_node ready;
+	struct srd_peer **heap; /* min-heap of peers by deadline */
+	uint32_t nheap, heap_cap;
+	struct srd_stats stats;
+};
+
+/* endpoint.c */
+void srd_peer_mark_ready(struct srd_peer *p);
+void srd_peer_update_deadline(struct srd_peer *p, uint64_t now);
+
+/* requester.c */
+void srd_tx_init(struct srd_peer *p);
+void srd_tx_free(struct srd_peer *p);
+void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now);
+bool srd_tx_has_work(const struct srd_peer *p, uint64_t now);
+int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
+void srd_tx_expiry(struct srd_peer *p, uint64_t now);
+uint64_t srd_tx_deadline(const struct srd_peer *p);
+void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now);
+
+/* responder.c */
+int srd_rx_init(struct srd_peer *p);
+void srd_rx_free(struct srd_peer *p);
+void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                    uint64_t now);
+bool srd_rx_has_work(const struct srd_peer *p);
+int srd_rx_write_ack(struct srd_peer *p, struct srd_pkt_out *out);
+void srd_rx_expiry(struct srd_peer *p, uint64_t now);
+uint64_t srd_rx_deadline(const struct srd_peer *p);
+
+/* path.c */
+void srd_paths_init(struct srd_peer *p);
+uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
+void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
+void srd_path_on_loss(struct srd_peer *p, uint32_t path, bool by_timeout, uint64_t now);
+uint64_t srd_path_deadline(const struct srd_peer *p);
+void srd_path_expiry(struct srd_peer *p, uint64_t now);
+
+/* cc.c: the congestion controller, a small table of operations */
+struct srd_cc_ops {
+	void (*on_ack)(struct srd_peer *p, uint32_t acked, uint64_t rtt_ns, uint64_t now);
+	void (*on_loss)(struct srd_peer *p, uint64_t now);
+	void (*on_timeout)(struct srd_peer *p, uint64_t now);
+};
+extern const struct srd_cc_ops srd_cc_delay;
+
+#endif
