@@ -29,7 +29,26 @@
 	X(cq_grown, "times a completion queue grew past its size instead of losing an entry") \
 	X(progress_wakeups, "progress thread wake-ups")                                       \
 	X(progress_rx_batches, "receive batches run by the progress thread")                  \
-	X(inline_rx_batches, "receive batches run inside application calls")
+	X(inline_rx_batches, "receive batches run inside application calls")                  \
+	X(srd_data_tx, "SRD data packets sent (first transmissions)")                         \
+	X(srd_data_retx, "SRD data packets retransmitted")                                    \
+	X(srd_data_rx, "SRD data packets received")                                           \
+	X(srd_dup_rx, "SRD data packets received twice (dropped, acked again)")               \
+	X(srd_ack_tx, "SRD acknowledgements sent")                                            \
+	X(srd_ack_rx, "SRD acknowledgements received")                                        \
+	X(srd_rnr_nak_tx, "SRD packets refused: no receive posted")                           \
+	X(srd_rnr_nak_rx, "SRD packets the peer refused for lack of a receive")               \
+	X(srd_err_nak_tx, "SRD packets refused with an error (bad QP, length, ...)")          \
+	X(srd_rto, "SRD retransmission timeouts")                                             \
+	X(srd_fast_lost, "SRD packets declared lost by later acks on their path")             \
+	X(srd_msgs_tx_ok, "SRD messages delivered")                                           \
+	X(srd_msgs_tx_err, "SRD messages failed")                                             \
+	X(srd_msgs_rx, "SRD messages received")                                               \
+	X(srd_peer_restarts, "SRD peers seen restarting")                                     \
+	X(srd_path_down, "SRD paths taken out of use")                                        \
+	X(fault_drops, "datagrams dropped by SOFTEFA_FAULT_DROP")                             \
+	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                            \
+	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

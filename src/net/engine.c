@@ -17,6 +17,8 @@ static struct net_engine *engines[SEFA_MAX_DEVICES];
 static void engine_free(struct net_engine *e)
 {
 	net_progress_stop(e);
+	net_srd_stop(e);
+	free(e->fault_held);
 	net_stats_close(e);
 	net_sock_close_all(e);
 	net_peer_free_all(e);
@@ -65,6 +67,21 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		goto fail;
 	net_gid_encode(e->local.sin_addr, e->base_port, e->gid);
 	net_stats_open(e, cfg);
+	err = net_srd_start(e, cfg);
+	if (err)
+		goto fail;
+	e->timer_at = UINT64_MAX;
+	e->fault_drop = cfg->fault_drop;
+	e->fault_dup = cfg->fault_dup;
+	e->fault_reorder = cfg->fault_reorder;
+	e->fault_rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
+	if (e->fault_reorder) {
+		e->fault_held = malloc(e->max_datagram);
+		if (!e->fault_held) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
 	err = net_progress_start(e);
 	if (err)
 		goto fail;
@@ -202,10 +219,84 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 }
 
 /* Runs of consecutive datagrams on the same path go out in one sendmmsg. */
+static uint32_t fault_pct(struct net_engine *e)
+{
+	uint64_t *s = &e->fault_rng;
+
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (uint32_t)(*s % 100);
+}
+
+static void send_one(struct net_engine *e, int fd, struct msghdr *m)
+{
+	ssize_t n = sendmsg(fd, m, 0);
+
+	if (n < 0) {
+		e->stats->c.tx_drops++;
+	} else {
+		e->stats->c.tx_pkts++;
+		e->stats->c.tx_bytes += (uint64_t)n;
+	}
+}
+
+/*
+ * The test hooks (SOFTEFA_FAULT_*): each datagram may be dropped, sent twice, or held
+ * back and sent after the next one. One at a time: only tests pay for this path.
+ */
+static void flush_with_faults(struct net_engine *e)
+{
+	for (unsigned i = 0; i < e->ntx; i++) {
+		struct msghdr *m = &e->tx_msgs[i].msg_hdr;
+		int fd = e->fds[e->tx_path[i]];
+
+		if (fault_pct(e) < e->fault_drop) {
+			e->stats->c.fault_drops++;
+			continue;
+		}
+		if (e->fault_held_len == 0 && fault_pct(e) < e->fault_reorder) {
+			size_t off = 0;
+
+			for (size_t k = 0; k < m->msg_iovlen; k++) {
+				memcpy(e->fault_held + off, m->msg_iov[k].iov_base,
+				       m->msg_iov[k].iov_len);
+				off += m->msg_iov[k].iov_len;
+			}
+			e->fault_held_len = off;
+			e->fault_held_to = e->tx_addr[i];
+			e->fault_held_path = e->tx_path[i];
+			e->stats->c.fault_reorders++;
+			continue;
+		}
+		send_one(e, fd, m);
+		if (fault_pct(e) < e->fault_dup) {
+			e->stats->c.fault_dups++;
+			send_one(e, fd, m);
+		}
+		if (e->fault_held_len) {
+			struct iovec iov = {e->fault_held, e->fault_held_len};
+			struct msghdr hm = {.msg_name = &e->fault_held_to,
+			                    .msg_namelen = sizeof(e->fault_held_to),
+			                    .msg_iov = &iov,
+			                    .msg_iovlen = 1};
+
+			send_one(e, e->fds[e->fault_held_path], &hm);
+			e->fault_held_len = 0;
+		}
+	}
+	e->ntx = 0;
+}
+
 void net_engine_flush(struct net_engine *e)
 {
 	struct net_counters *c = &e->stats->c;
 	unsigned i = 0;
+
+	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
+		flush_with_faults(e);
+		return;
+	}
 
 	while (i < e->ntx) {
 		unsigned j = i + 1;
@@ -247,7 +338,13 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 
 	c->rx_pkts++;
 	c->rx_bytes += len;
-	err = srd_ud_decode(pkt, len, &h, &payload);
+	err = srd_wire_peek_type(pkt, len);
+	if (err == SRD_PKT_DATA || err == SRD_PKT_ACK)
+		err = net_srd_input(e, pkt, len, from);
+	else
+		err = srd_ud_decode(pkt, len, &h, &payload);
+	if (err == 0 && pkt[3] != SRD_PKT_UD)
+		return;
 	if (err) {
 		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
 		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);
@@ -260,6 +357,10 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	ep = e->eps[h.dst_qpn];
 	if (!ep) {
 		c->rx_unknown_qpn++;
+		return;
+	}
+	if (!ep->ops->rx_ud) {
+		c->rx_wrong_type++;
 		return;
 	}
 	/* The sender is identified by its source address and the base port it states. */
@@ -302,8 +403,10 @@ unsigned net_engine_rx(struct net_engine *e)
 		if (n < NET_RX_BATCH)
 			break;
 	}
-	/* Completions from this batch may make the application send: push them out now. */
-	if (e->ntx)
+	/* Acks for what arrived, and whatever completions let the application send. */
+	if (total)
+		net_engine_pump(e);
+	else if (e->ntx)
 		net_engine_flush(e);
 	return total;
 }
@@ -313,7 +416,21 @@ bool net_engine_note_poll(struct net_engine *e)
 	uint64_t now = sefa_now_ns();
 
 	atomic_store_explicit(&e->last_poll_ns, now, memory_order_relaxed);
-	return now - atomic_load_explicit(&e->last_rx_ns, memory_order_relaxed) > NET_RX_STALE_NS;
+	return now - atomic_load_explicit(&e->last_rx_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
+	       now >= atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed);
+}
+
+unsigned net_engine_progress(struct net_engine *e)
+{
+	unsigned n;
+
+	net_engine_lock(e);
+	n = net_engine_rx(e);
+	if (n)
+		e->stats->c.inline_rx_batches++;
+	net_srd_timers(e);
+	net_engine_unlock(e);
+	return n;
 }
 
 void net_engine_arm_count(struct net_engine *e, int delta)

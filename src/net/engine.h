@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "../srd/srd.h"
 #include "../srd/wire.h"
 #include "addr.h"
 #include "counters.h"
@@ -43,6 +44,7 @@ struct net_peer {
 	struct sockaddr_in sa;
 	uint16_t ahn;
 	uint32_t refs;
+	struct srd_peer *srd; /* the core's state for this address, once we sent to it */
 	struct net_peer_owner *owners;
 	uint32_t nowners;
 	struct net_peer *hnext; /* hash chain keyed by (ip, port) */
@@ -57,10 +59,40 @@ struct net_rx_info {
 
 struct net_ep;
 
+/*
+ * SRD work is named to the engine by a tag: the first member of the endpoint's own
+ * send or receive bookkeeping, so a callback finds its owner.
+ */
+struct net_srd_tag {
+	struct net_ep *ep;
+};
+
+/* An SRD message arriving for an endpoint. */
+struct net_srd_rx {
+	const struct srd_rx_msg *m;
+	const struct net_peer *peer; /* the sender, if any AH names it */
+	uint8_t src_gid[NET_GID_LEN];
+};
+
 struct net_ep_ops {
 	/* Called (locked) for each well-formed UD datagram addressed to the endpoint. */
 	void (*rx_ud)(struct net_ep *ep, const struct net_rx_info *info, const uint8_t *payload,
 	              uint32_t len);
+	/*
+	 * SRD, all locked. claim: take a receive for message rx (return SRD_OK and set
+	 * *tag, SRD_REMOTE_RNR when none is posted, or an error status; set *tag as well
+	 * when a receive was consumed by the error). place/done/abort as in srd.h.
+	 */
+	int (*srd_claim)(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag);
+	void (*srd_place)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+	                  const uint8_t *data, uint32_t len);
+	void (*srd_done)(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx);
+	void (*srd_abort)(struct net_ep *ep, struct net_srd_tag *tag);
+	/* A send finished with an SRD status. */
+	void (*srd_tx_done)(struct net_ep *ep, struct net_srd_tag *tag, int status);
+	/* Points iov at bytes [offset, offset + len) of a send; returns the count used. */
+	unsigned (*srd_gather)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+	                       uint32_t len, struct iovec *iov, unsigned max);
 };
 
 /* A local endpoint: embedded in the QP that owns it. */
@@ -106,14 +138,29 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 /* Sends everything queued by net_send_ud (locked). */
 void net_engine_flush(struct net_engine *e);
 
+/*
+ * SRD sends (locked). Queues message d to peer; returns its handle for
+ * net_srd_cancel, or NULL when out of memory. Packets leave at the next pump.
+ */
+void *net_srd_send(struct net_engine *e, const struct net_peer *peer, const struct srd_msg_desc *d,
+                   struct net_srd_tag *tag);
+void net_srd_cancel(struct net_engine *e, void *msg);
+/* Forgets every unfinished SRD receive claimed by ep (its QP flushed or went away). */
+void net_srd_forget_claims(struct net_engine *e, struct net_ep *ep);
+/* Sends every SRD packet due (acks, data, retransmissions) and re-arms the timer. */
+void net_engine_pump(struct net_engine *e);
+
 /* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
 unsigned net_engine_rx(struct net_engine *e);
 
 /*
  * The application just polled: the progress thread keeps off the sockets for a while.
- * Returns true when nobody has read the sockets lately (the caller should).
+ * Returns true when the caller should make progress itself: nobody has read the
+ * sockets lately, or an SRD timer is due.
  */
 bool net_engine_note_poll(struct net_engine *e);
+/* Reads the sockets and runs due timers from the caller's thread (takes the lock). */
+unsigned net_engine_progress(struct net_engine *e);
 
 /* A completion channel waits on this engine: make the progress thread serve the
  * sockets now rather than after its back-off (locked). */

@@ -62,11 +62,24 @@ struct net_engine {
 	int wakefd;
 	int timerfd;
 	bool rx_armed; /* fds[0] is in the epoll interest set */
-	bool timer_set;
 	uint64_t park_backoff_ns;
 	_Atomic uint64_t last_poll_ns; /* written by application polls without the lock */
 	_Atomic uint64_t last_rx_ns;   /* the sockets were last read */
 	int armed_cqs;
+
+	/* The SRD core, and when its next timer is due (read by polls without the lock). */
+	struct srd_ep *srd;
+	_Atomic uint64_t srd_due_ns;
+	uint64_t timer_at;   /* the timerfd's armed deadline, UINT64_MAX when disarmed */
+	uint64_t park_until; /* the progress thread looks again then; 0 when not parked */
+
+	/* Fault injection for tests (SOFTEFA_FAULT_*), percent per datagram. */
+	uint32_t fault_drop, fault_dup, fault_reorder;
+	uint64_t fault_rng;
+	uint8_t *fault_held; /* a datagram held back to be sent after the next one */
+	size_t fault_held_len;
+	struct sockaddr_in fault_held_to;
+	unsigned fault_held_path;
 
 	/* Counters, in a shared-memory stats file when one could be made. */
 	struct net_stats_file *stats;
@@ -82,6 +95,16 @@ void net_sock_close_all(struct net_engine *e);
 /* progress.c */
 int net_progress_start(struct net_engine *e);
 void net_progress_stop(struct net_engine *e);
+
+/* srd_glue.c */
+int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
+void net_srd_stop(struct net_engine *e);
+void net_srd_timers(struct net_engine *e);
+int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
+                  const struct sockaddr_in *from);
+
+/* progress.c: arms the timerfd for the earliest of the SRD timers and parking. */
+void net_timer_sync(struct net_engine *e);
 
 /* stats.c */
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);

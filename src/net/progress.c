@@ -37,36 +37,51 @@ static void rx_arm(struct net_engine *e)
 		e->rx_armed = true;
 }
 
-static void timer_set(struct net_engine *e, uint64_t delay_ns)
+void net_timer_sync(struct net_engine *e)
 {
-	struct itimerspec its = {
-	    .it_value = {.tv_sec = (time_t)(delay_ns / 1000000000ull),
-	                 .tv_nsec = (long)(delay_ns % 1000000000ull)},
-	};
+	uint64_t want = atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed);
+	struct itimerspec its;
 
-	timerfd_settime(e->timerfd, 0, &its, NULL);
-	e->timer_set = true;
+	if (e->park_until && e->park_until < want)
+		want = e->park_until;
+	if (want == e->timer_at)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (want != UINT64_MAX) {
+		/* Absolute on CLOCK_MONOTONIC: the clock sefa_now_ns() reads. 0 disarms. */
+		uint64_t at = want ? want : 1;
+
+		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
+		its.it_value.tv_nsec = (long)(at % 1000000000ull);
+	}
+	timerfd_settime(e->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+	e->timer_at = want;
 }
 
-/* One look at the engine (locked): serve the sockets unless the application is. */
+/* One look at the engine (locked): SRD timers always; the sockets unless the
+ * application is serving them itself. */
 static void progress_step(struct net_engine *e)
 {
 	uint64_t last = atomic_load_explicit(&e->last_poll_ns, memory_order_relaxed);
 	uint64_t now = sefa_now_ns();
 
+	net_srd_timers(e);
 	if (e->armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
-		if (!e->timer_set) {
-			timer_set(e, e->park_backoff_ns);
+		if (!e->park_until || e->park_until <= now) {
+			e->park_until = now + e->park_backoff_ns;
 			e->park_backoff_ns *= 2;
 			if (e->park_backoff_ns > NET_PARK_MAX_NS)
 				e->park_backoff_ns = NET_PARK_MAX_NS;
 		}
+		net_timer_sync(e);
 		return;
 	}
+	e->park_until = 0;
 	e->park_backoff_ns = NET_PARK_MIN_NS;
 	if (net_engine_rx(e))
 		e->stats->c.progress_rx_batches++;
 	rx_arm(e);
+	net_timer_sync(e);
 }
 
 static void *progress_main(void *arg)
@@ -100,7 +115,7 @@ static void *progress_main(void *arg)
 			case EV_TIMER:
 				if (read(e->timerfd, &drain, sizeof(drain)) < 0)
 					break;
-				e->timer_set = false;
+				e->timer_at = UINT64_MAX; /* it fired: nothing is armed now */
 				break;
 			case EV_RX:
 				e->rx_armed = false;

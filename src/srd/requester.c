@@ -198,8 +198,8 @@ static void msg_finish(struct srd_peer *p, struct srd_msg *m, int status, bool n
 			ep->stats.msgs_tx_err++;
 		ep->cb.tx_done(ep->user, m->cookie, status);
 	}
-	m->slot_refs--;
 	advance_una(p);
+	m->slot_refs--;
 	msg_maybe_free(m);
 }
 

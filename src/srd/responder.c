@@ -405,3 +405,21 @@ void srd_rx_expiry(struct srd_peer *p, uint64_t now)
 		free(e);
 	}
 }
+
+void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), void *arg)
+{
+	for (unsigned i = 0; i < SRD_PEER_HASH; i++) {
+		for (struct srd_peer *p = ep->peers[i]; p; p = p->hnext) {
+			struct list_node *l;
+
+			for (l = p->rx.msg_list.next; l != &p->rx.msg_list; l = l->next) {
+				struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
+
+				if (e->status == SRD_OK && e->handle && match(e->handle, arg)) {
+					e->handle = NULL;
+					e->status = SRD_REMOTE_BAD_DEST_QPN;
+				}
+			}
+		}
+	}
+}

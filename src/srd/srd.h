@@ -130,6 +130,13 @@ struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct 
 /* Forgets a message that has not completed (its QP flushed or went away): no tx_done. */
 void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m);
 
+/*
+ * Forgets claims of unfinished messages for which match(handle, arg) is true (their
+ * receives went away: QP destroyed or flushed). No callback; later packets of those
+ * messages are refused with SRD_REMOTE_BAD_DEST_QPN.
+ */
+void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), void *arg);
+
 /* Feeds one received datagram. Returns 0, or a negative srd_wire_err when dropped. */
 int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
                  size_t len);

@@ -140,6 +140,20 @@ static void config_load(void)
 	c->sock_buf = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_UNSIGNALED", 0, 0, 1, &v);
 	c->allow_unsignaled = v != 0;
+	ok &= env_u64("SOFTEFA_TIMEOUT_MS", 3000, 10, 3600000, &v);
+	c->srd_timeout_ms = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_RNR_DELAY_US", 100, 1, 10000000, &v);
+	c->srd_rnr_delay_us = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_RTO_MIN_US", 1000, 10, 10000000, &v);
+	c->srd_rto_min_us = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_FAULT_DROP", 0, 0, 100, &v);
+	c->fault_drop = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_FAULT_DUP", 0, 0, 100, &v);
+	c->fault_dup = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_FAULT_REORDER", 0, 0, 100, &v);
+	c->fault_reorder = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_FAULT_SEED", 0, 0, UINT64_MAX, &v);
+	c->fault_seed = v;
 	if (c->port && (uint32_t)c->port + c->paths * c->ndevs > 65536) {
 		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_PORT=%u leaves no room for %u ports", c->port,
 		         c->paths * c->ndevs);

@@ -34,13 +34,19 @@ struct sefa_limits {
 };
 
 struct sefa_config {
-	struct in_addr addr;         /* SOFTEFA_ADDR: the IPv4 address every engine binds */
-	uint16_t port;               /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
-	uint32_t paths;              /* SOFTEFA_PATHS: source ports (paths) per engine */
-	uint32_t ndevs;              /* SOFTEFA_DEVICES: how many efa_N devices to list */
-	uint32_t mtu;                /* SOFTEFA_MTU: IP MTU of the paths; 0 = the interface's */
-	uint32_t sock_buf;           /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
-	bool allow_unsignaled;       /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
+	struct in_addr addr; /* SOFTEFA_ADDR: the IPv4 address every engine binds */
+	uint16_t port;       /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
+	uint32_t paths;      /* SOFTEFA_PATHS: source ports (paths) per engine */
+	uint32_t ndevs;      /* SOFTEFA_DEVICES: how many efa_N devices to list */
+	uint32_t mtu;        /* SOFTEFA_MTU: IP MTU of the paths; 0 = the interface's */
+	uint32_t sock_buf;   /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
+	bool allow_unsignaled;
+	uint32_t srd_timeout_ms;   /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */
+	uint32_t srd_rnr_delay_us; /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */
+	uint32_t srd_rto_min_us;   /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
+	uint32_t fault_drop, fault_dup, fault_reorder; /* SOFTEFA_FAULT_*: test hooks, % */
+	uint64_t fault_seed;
+	    /* SOFTEFA_FAULT_SEED */ /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
 	char run_dir[SEFA_PATH_MAX]; /* SOFTEFA_RUN_DIR: per-user state (stats) */
 	char sysfs_dir[SEFA_PATH_MAX]; /* SOFTEFA_SYSFS_DIR: generated sysfs tree root */
 	struct sefa_limits lim;

@@ -127,12 +127,7 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 /* An empty CQ reads the sockets itself: the latency path never waits for a thread. */
 static void cq_rx_inline(struct sefa_cq *cq)
 {
-	struct net_engine *eng = cq->ctx->sh->eng;
-
-	net_engine_lock(eng);
-	if (net_engine_rx(eng))
-		net_engine_counters(eng)->inline_rx_batches++;
-	net_engine_unlock(eng);
+	net_engine_progress(cq->ctx->sh->eng);
 }
 
 int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)

@@ -7,10 +7,16 @@
 #include "../efa/status.h"
 #include "../util/log.h"
 #include "sefa.h"
+#include "srd_qp.h"
 #include "verbs_ops.h"
 
 #define QP_CREATE_SUPP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 #define UD_SEND_OPS         (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+#define SRD_SEND_OPS        (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+/* UNSOLICITED_WRITE_RECV and INLINE_WRITE wait for RDMA write. */
+#define SRD_QP_FLAGS_SUPP 0u
+/* Service levels: 0 is the default class, 8..15 the low-latency class (docs/srd.md). */
+#define SRD_SL_MAX 15u
 
 static uint32_t roundup_pow2(uint32_t v)
 {
@@ -33,12 +39,20 @@ static int check_create(struct ibv_qp_init_attr_ex *attr, const struct efadv_qp_
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
-	if (attr->qp_type == IBV_QPT_UD)
+	if (attr->qp_type == IBV_QPT_UD && !efa) {
 		supp_ops = UD_SEND_OPS;
-	else if (attr->qp_type == IBV_QPT_DRIVER && efa)
-		return EOPNOTSUPP; /* SRD is not yet offered by this device */
-	else
+	} else if (attr->qp_type == IBV_QPT_DRIVER && efa) {
+		supp_ops = SRD_SEND_OPS;
+		/* Flags whose capability the device does not advertise are refused. */
+		if (efa->flags & ~(uint32_t)SRD_QP_FLAGS_SUPP)
+			return EOPNOTSUPP;
+		if (efa->wr_flags & ~(uint64_t)EFADV_WR_EX_WITH_PROCESSING_HINTS)
+			return EOPNOTSUPP;
+		if (efa->sl > SRD_SL_MAX)
+			return EINVAL;
+	} else {
 		return EOPNOTSUPP;
+	}
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr->send_ops_flags & ~supp_ops))
 		return EOPNOTSUPP;
@@ -58,6 +72,8 @@ static int check_create(struct ibv_qp_init_attr_ex *attr, const struct efadv_qp_
 
 static void qp_free(struct sefa_qp *qp)
 {
+	if (qp->kind == SEFA_QP_SRD)
+		sefa_srd_qp_fini(qp);
 	free(qp->rq);
 	free(qp->stage);
 	free(qp->inline_bufs);
@@ -87,6 +103,13 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	qp->ctx = ctx;
 	qp->sh = sh;
 	qp->kind = attr->qp_type == IBV_QPT_UD ? SEFA_QP_UD : SEFA_QP_SRD;
+	if (efa) {
+		qp->efa_flags = efa->flags;
+		qp->efa_wr_flags = efa->wr_flags;
+		qp->sl = efa->sl;
+	}
+	/* Until RTR->RTS sets it, an SRD QP retries RNR for ever, as rnr_retry 7 says. */
+	qp->rnr_retry = 7;
 
 	/* Rounding as real EFA does, written back to the caller's caps. */
 	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
@@ -132,7 +155,12 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	pthread_mutex_init(&ibqp->mutex, NULL);
 	pthread_cond_init(&ibqp->cond, NULL);
 	pthread_mutex_init(&qp->sq_lock, NULL);
-	qp->ep.ops = &sefa_ud_ep_ops;
+	qp->ep.ops = qp->kind == SEFA_QP_SRD ? &sefa_srd_ep_ops : &sefa_ud_ep_ops;
+	if (qp->kind == SEFA_QP_SRD && sefa_srd_qp_init(qp)) {
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
 
 	net_engine_lock(sh->eng);
 	if (sh->nqp >= sefa_lim()->max_qp) {
@@ -337,10 +365,15 @@ SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 		qp->en_sqd_async_notify = attr->en_sqd_async_notify != 0;
 	if (attr_mask & IBV_QP_STATE) {
 		ibqp->state = next;
-		if (next == IBV_QPS_ERR)
+		if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR) {
+			if (qp->kind == SEFA_QP_SRD)
+				sefa_srd_qp_drain(qp, true);
 			sefa_qp_flush(qp);
-		else if (next == IBV_QPS_RESET)
+		} else if (next == IBV_QPS_RESET) {
+			if (qp->kind == SEFA_QP_SRD)
+				sefa_srd_qp_drain(qp, false);
 			qp_reset(qp);
+		}
 	}
 	net_engine_unlock(eng);
 	return 0;
@@ -388,6 +421,8 @@ SEFA_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 
 	sefa_obj_del(qp->ctx, &qp->obj);
 	net_engine_lock(sh->eng);
+	if (qp->kind == SEFA_QP_SRD)
+		sefa_srd_qp_drain(qp, false);
 	net_ep_unregister(sh->eng, &qp->ep);
 	sefa_cq_purge_qp(to_scq(ibqp->send_cq), qp);
 	sefa_cq_purge_qp(to_scq(ibqp->recv_cq), qp);

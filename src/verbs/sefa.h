@@ -166,6 +166,26 @@ struct sefa_send_wqe {
 	uint32_t remote_qkey;
 };
 
+/* An SRD send from post until the core reports it delivered or failed. */
+struct sefa_sq_slot {
+	struct net_srd_tag tag; /* first: the core's cookie */
+	struct sefa_qp *qp;
+	struct sefa_send_wqe w;
+	uint32_t len;
+	void *msg; /* the core's handle */
+	uint32_t next_free;
+	bool busy;
+};
+
+/* A receive claimed by an arriving SRD message until it is whole. */
+struct sefa_rq_claim {
+	struct net_srd_tag tag; /* first: the core's handle */
+	struct sefa_recv_wqe w;
+	uint32_t len;
+	uint32_t next_free;
+	bool busy;
+};
+
 struct sefa_qp {
 	struct ibv_qp_ex qpx; /* its prefix is struct ibv_qp */
 	struct efadv_qp dv;
@@ -206,6 +226,13 @@ struct sefa_qp {
 	atomic_uint rq_done;
 	struct sefa_recv_wqe *rq;
 	uint32_t rq_head, rq_count;
+
+	/* SRD: sends in flight and receives being filled, in fixed pools */
+	struct sefa_sq_slot *sq_slots;
+	uint8_t *sq_inline;
+	uint32_t sq_free;
+	struct sefa_rq_claim *rq_claims;
+	uint32_t rq_free;
 
 	/* wr_* session: staged WQEs, committed by wr_complete */
 	struct sefa_send_wqe *stage;

@@ -14,6 +14,7 @@
 
 #include "../efa/status.h"
 #include "send.h"
+#include "srd_qp.h"
 #include "verbs_ops.h"
 
 int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
@@ -57,7 +58,10 @@ static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, uns
 
 void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 {
-	net_engine_flush(qp->sh->eng);
+	if (qp->kind == SEFA_QP_SRD)
+		net_engine_pump(qp->sh->eng); /* SRD sends leave now; they complete on ack */
+	else
+		net_engine_flush(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)
 		complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status);
 	b->n = 0;
@@ -82,6 +86,10 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 	unsigned niov = 0;
 	uint64_t total = 0;
 
+	if (qp->kind == SEFA_QP_SRD) {
+		sefa_srd_transmit(qp, w);
+		return;
+	}
 	net_engine_counters(eng)->send_wrs++;
 	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
 	if (!peer) {

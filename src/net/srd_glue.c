@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's side of the SRD core: it owns the core endpoint, feeds it datagrams
+ * and time, turns its packets into datagrams (headers from the core, payload straight
+ * from the application's memory through the owning endpoint's gather), and routes the
+ * core's callbacks to the endpoint (QP) each message belongs to.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "../util/clock.h"
+#include "../util/log.h"
+
+static struct net_engine *eng_of(void *user)
+{
+	return user;
+}
+
+static void rx_info(struct net_engine *e, const struct srd_rx_msg *m, struct net_srd_rx *rx)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	struct in_addr ip;
+
+	sa.sin_addr.s_addr = m->from.ip;
+	sa.sin_port = htons(m->from.port);
+	rx->m = m;
+	rx->peer = net_peer_lookup_addr(e, &sa);
+	ip.s_addr = m->from.ip;
+	net_gid_encode(ip, m->from.port, rx->src_gid);
+}
+
+static int cb_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
+{
+	struct net_engine *e = eng_of(user);
+	struct net_ep *ep = e->eps[m->dst_qpn];
+	struct net_srd_tag *tag = NULL;
+	struct net_srd_rx rx;
+	int status;
+
+	if (!ep || !ep->ops->srd_claim) {
+		e->stats->c.rx_unknown_qpn++;
+		return SRD_REMOTE_BAD_DEST_QPN;
+	}
+	rx_info(e, m, &rx);
+	status = ep->ops->srd_claim(ep, &rx, &tag);
+	*handle = tag;
+	return status;
+}
+
+static void cb_rx_place(void *user, void *handle, uint32_t offset, const uint8_t *data,
+                        uint32_t len)
+{
+	struct net_srd_tag *tag = handle;
+
+	(void)user;
+	tag->ep->ops->srd_place(tag->ep, tag, offset, data, len);
+}
+
+static void cb_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
+{
+	struct net_engine *e = eng_of(user);
+	struct net_srd_tag *tag = handle;
+	struct net_srd_rx rx;
+
+	rx_info(e, m, &rx);
+	tag->ep->ops->srd_done(tag->ep, tag, &rx);
+}
+
+static void cb_rx_abort(void *user, void *handle)
+{
+	struct net_srd_tag *tag = handle;
+
+	(void)user;
+	tag->ep->ops->srd_abort(tag->ep, tag);
+}
+
+static void cb_tx_done(void *user, void *cookie, int status)
+{
+	struct net_srd_tag *tag = cookie;
+
+	(void)user;
+	tag->ep->ops->srd_tx_done(tag->ep, tag, status);
+}
+
+static const struct srd_callbacks glue_cb = {
+    .rx_claim = cb_rx_claim,
+    .rx_place = cb_rx_place,
+    .rx_done = cb_rx_done,
+    .rx_abort = cb_rx_abort,
+    .tx_done = cb_tx_done,
+};
+
+int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
+{
+	struct srd_config c;
+	uint64_t seed;
+
+	srd_config_default(&c);
+	c.local_port = e->base_port;
+	c.mss = e->max_datagram - SRD_DATA_HDR_LEN;
+	c.npaths = e->npaths;
+	c.peer_timeout_ns = cfg->srd_timeout_ms * 1000000ull;
+	c.rnr_delay_ns = cfg->srd_rnr_delay_us * 1000ull;
+	c.rto_min_ns = cfg->srd_rto_min_us * 1000ull;
+	if (c.rto_init_ns < c.rto_min_ns)
+		c.rto_init_ns = c.rto_min_ns;
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = sefa_now_ns() ^ ((uint64_t)getpid() << 32);
+	e->srd = srd_ep_new(&c, &glue_cb, e, seed);
+	atomic_store(&e->srd_due_ns, UINT64_MAX);
+	return e->srd ? 0 : -ENOMEM;
+}
+
+void net_srd_stop(struct net_engine *e)
+{
+	srd_ep_del(e->srd);
+	e->srd = NULL;
+}
+
+void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const struct srd_msg_desc *d,
+                   struct net_srd_tag *tag)
+{
+	struct net_peer *peer = (struct net_peer *)cpeer;
+
+	if (!peer->srd) {
+		struct srd_addr a = {peer->sa.sin_addr.s_addr, ntohs(peer->sa.sin_port)};
+
+		peer->srd = srd_peer_get(e->srd, &a);
+		if (!peer->srd)
+			return NULL;
+	}
+	return srd_send(e->srd, peer->srd, d, tag, sefa_now_ns());
+}
+
+void net_srd_cancel(struct net_engine *e, void *msg)
+{
+	srd_msg_cancel(e->srd, msg);
+}
+
+static bool claim_of(void *handle, void *arg)
+{
+	return ((struct net_srd_tag *)handle)->ep == arg;
+}
+
+void net_srd_forget_claims(struct net_engine *e, struct net_ep *ep)
+{
+	srd_rx_cancel(e->srd, claim_of, ep);
+}
+
+/* Publishes the core's counters beside the engine's. */
+static void copy_stats(struct net_engine *e)
+{
+	const struct srd_stats *s = srd_ep_stats(e->srd);
+	struct net_counters *c = &e->stats->c;
+
+	c->srd_data_tx = s->data_tx;
+	c->srd_data_retx = s->data_retx;
+	c->srd_data_rx = s->data_rx;
+	c->srd_dup_rx = s->data_dup_rx;
+	c->srd_ack_tx = s->ack_tx;
+	c->srd_ack_rx = s->ack_rx;
+	c->srd_rnr_nak_tx = s->rnr_nak_tx;
+	c->srd_rnr_nak_rx = s->rnr_nak_rx;
+	c->srd_err_nak_tx = s->err_nak_tx;
+	c->srd_rto = s->rto_fired;
+	c->srd_fast_lost = s->fast_lost;
+	c->srd_msgs_tx_ok = s->msgs_tx_ok;
+	c->srd_msgs_tx_err = s->msgs_tx_err;
+	c->srd_msgs_rx = s->msgs_rx;
+	c->srd_peer_restarts = s->peer_restarts;
+	c->srd_path_down = s->path_down;
+}
+
+void net_engine_pump(struct net_engine *e)
+{
+	uint64_t now = sefa_now_ns();
+	struct srd_pkt_out out;
+
+	/* Bounded per call: the application gets its thread back; the rest follows. */
+	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
+		struct mmsghdr *m;
+		unsigned k, niov = 1;
+
+		if (e->ntx == NET_TX_BATCH)
+			net_engine_flush(e);
+		k = e->ntx++;
+		memcpy(e->tx_hdr[k], out.hdr, out.hdr_len);
+		e->tx_iov[k][0].iov_base = e->tx_hdr[k];
+		e->tx_iov[k][0].iov_len = out.hdr_len;
+		if (out.len) {
+			struct net_srd_tag *tag = out.cookie;
+
+			niov += tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
+			                                 &e->tx_iov[k][1], NET_TX_IOV - 1);
+		}
+		memset(&e->tx_addr[k], 0, sizeof(e->tx_addr[k]));
+		e->tx_addr[k].sin_family = AF_INET;
+		e->tx_addr[k].sin_addr.s_addr = out.to.ip;
+		e->tx_addr[k].sin_port = htons(out.to.port);
+		e->tx_path[k] = out.path % e->npaths;
+		m = &e->tx_msgs[k];
+		memset(m, 0, sizeof(*m));
+		m->msg_hdr.msg_name = &e->tx_addr[k];
+		m->msg_hdr.msg_namelen = sizeof(e->tx_addr[k]);
+		m->msg_hdr.msg_iov = e->tx_iov[k];
+		m->msg_hdr.msg_iovlen = niov;
+	}
+	if (e->ntx)
+		net_engine_flush(e);
+	copy_stats(e);
+	atomic_store_explicit(&e->srd_due_ns, srd_expiry(e->srd), memory_order_relaxed);
+	net_timer_sync(e);
+}
+
+/* Runs the core's timers if they are due (locked). */
+void net_srd_timers(struct net_engine *e)
+{
+	uint64_t now = sefa_now_ns();
+
+	if (now >= srd_expiry(e->srd)) {
+		srd_handle_expiry(e->srd, now);
+		net_engine_pump(e);
+	}
+}
+
+int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
+                  const struct sockaddr_in *from)
+{
+	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
+
+	return srd_read_pkt(e->srd, sefa_now_ns(), &a, pkt, len);
+}
