@@ -48,6 +48,23 @@ p=$(free_port)
 run_pair fi_pingpong_efa_dgram 120 "$p" fi_pingpong -p efa -e dgram -B "$p" -I 2000 -- \
 	fi_pingpong -p efa -e dgram -P "$p" -I 2000 127.0.0.1
 
+# SRD: perftest's send latency and bandwidth, every size up to 8928, and 8 QPs.
+p=$(free_port)
+run_pair ib_send_lat_srd 120 "$p" ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -n 5000 -- \
+	ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -n 5000 127.0.0.1
+p=$(free_port)
+run_pair ib_send_lat_srd_all 180 "$p" ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 200 -- \
+	ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 200 127.0.0.1
+p=$(free_port)
+run_pair ib_send_bw_srd 120 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -- \
+	ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" 127.0.0.1
+p=$(free_port)
+run_pair ib_send_bw_srd_all 300 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -a -- \
+	ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -a 127.0.0.1
+p=$(free_port)
+run_pair ib_send_bw_srd_q8 120 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -q 8 -p "$p" -- \
+	ib_send_bw -d efa_0 -c SRD -x 0 -q 8 -p "$p" 127.0.0.1
+
 # Fidelity: without -Q 1 the client's first unsignaled post fails, as on real EFA.
 p=$(free_port)
 timeout 60 "$SOFTEFA" run -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" >"$LOGDIR/unsig.srv" 2>&1 &
