@@ -48,7 +48,9 @@
 	X(srd_path_down, "SRD paths taken out of use")                                        \
 	X(fault_drops, "datagrams dropped by SOFTEFA_FAULT_DROP")                             \
 	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                            \
-	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")
+	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")                     \
+	X(tx_syscalls, "send system calls (sendmmsg batches)")                                \
+	X(tx_deferred_wrs, "SRD sends held for a burst (processing hint BURST_PPS_SENSITIVE)")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -233,6 +233,8 @@ static void send_one(struct net_engine *e, int fd, struct msghdr *m)
 {
 	ssize_t n = sendmsg(fd, m, 0);
 
+	e->stats->c.tx_syscalls++;
+
 	if (n < 0) {
 		e->stats->c.tx_drops++;
 	} else {
@@ -288,38 +290,59 @@ static void flush_with_faults(struct net_engine *e)
 	e->ntx = 0;
 }
 
-void net_engine_flush(struct net_engine *e)
+_Static_assert(NET_TX_BATCH <= 64, "flush tracks the batch in a 64-bit mask");
+
+/* One sendmmsg per path: a path is a socket (its source port). */
+static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
 {
 	struct net_counters *c = &e->stats->c;
 	unsigned i = 0;
+
+	while (i < cnt) {
+		int n = sendmmsg(e->fds[path], msgs + i, cnt - i, 0);
+
+		c->tx_syscalls++;
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			/* A full socket is a drop, as on a wire: UD loses it, SRD resends it. */
+			c->tx_drops++;
+			n = 1;
+		} else {
+			for (int k = 0; k < n; k++) {
+				c->tx_pkts++;
+				c->tx_bytes += msgs[i + k].msg_len;
+			}
+		}
+		i += (unsigned)n;
+	}
+}
+
+/*
+ * Sends the batch grouped by path, each group in batch order: a flow keeps its order
+ * on its path, and a burst sprayed over the paths costs one call per path.
+ */
+void net_engine_flush(struct net_engine *e)
+{
+	struct mmsghdr group[NET_TX_BATCH];
+	uint64_t sent = 0; /* bit i: datagram i is out */
 
 	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
 		flush_with_faults(e);
 		return;
 	}
+	for (unsigned i = 0; i < e->ntx; i++) {
+		unsigned cnt = 0, path = e->tx_path[i];
 
-	while (i < e->ntx) {
-		unsigned j = i + 1;
-		int n;
-
-		while (j < e->ntx && e->tx_path[j] == e->tx_path[i])
-			j++;
-		while (i < j) {
-			n = sendmmsg(e->fds[e->tx_path[i]], &e->tx_msgs[i], j - i, 0);
-			if (n <= 0) {
-				if (n < 0 && errno == EINTR)
-					continue;
-				/* Unreliable datagrams: a full socket is a drop, as on a wire. */
-				c->tx_drops++;
-				n = 1;
-			} else {
-				for (int k = 0; k < n; k++) {
-					c->tx_pkts++;
-					c->tx_bytes += e->tx_msgs[i + k].msg_len;
-				}
+		if (sent >> i & 1)
+			continue;
+		for (unsigned j = i; j < e->ntx; j++) {
+			if (e->tx_path[j] == path && !(sent >> j & 1)) {
+				group[cnt++] = e->tx_msgs[j];
+				sent |= 1ull << j;
 			}
-			i += (unsigned)n;
 		}
+		send_path(e, path, group, cnt);
 	}
 	e->ntx = 0;
 }
@@ -417,7 +440,8 @@ bool net_engine_note_poll(struct net_engine *e)
 
 	atomic_store_explicit(&e->last_poll_ns, now, memory_order_relaxed);
 	return now - atomic_load_explicit(&e->last_rx_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
-	       now >= atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed);
+	       now >= atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed) ||
+	       atomic_load_explicit(&e->tx_deferred, memory_order_relaxed);
 }
 
 unsigned net_engine_progress(struct net_engine *e)
@@ -428,6 +452,8 @@ unsigned net_engine_progress(struct net_engine *e)
 	n = net_engine_rx(e);
 	if (n)
 		e->stats->c.inline_rx_batches++;
+	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed))
+		net_engine_pump(e); /* the application is back: held sends leave now */
 	net_srd_timers(e);
 	net_engine_unlock(e);
 	return n;

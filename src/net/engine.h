@@ -149,6 +149,11 @@ void net_srd_cancel(struct net_engine *e, void *msg);
 void net_srd_forget_claims(struct net_engine *e, struct net_ep *ep);
 /* Sends every SRD packet due (acks, data, retransmissions) and re-arms the timer. */
 void net_engine_pump(struct net_engine *e);
+/*
+ * Holds newly queued SRD sends back instead of pumping (locked): they leave with the
+ * next pump, the application's next poll, NET_TX_BATCH held sends, or NET_DEFER_NS.
+ */
+void net_engine_defer_tx(struct net_engine *e);
 
 /* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
 unsigned net_engine_rx(struct net_engine *e);

@@ -15,6 +15,8 @@
 #define NET_PEER_HASH  1024
 /* A poll finding entries still reads the sockets if nobody has for this long. */
 #define NET_RX_STALE_NS 50000ull
+/* Held SRD sends leave after this long, or when NET_TX_BATCH of them wait. */
+#define NET_DEFER_NS 50000ull
 
 struct net_engine {
 	pthread_mutex_t lock;
@@ -72,6 +74,10 @@ struct net_engine {
 	_Atomic uint64_t srd_due_ns;
 	uint64_t timer_at;   /* the timerfd's armed deadline, UINT64_MAX when disarmed */
 	uint64_t park_until; /* the progress thread looks again then; 0 when not parked */
+	/* SRD sends held back to leave in one burst (processing hint), and until when. */
+	_Atomic bool tx_deferred;
+	uint32_t deferred_wrs;
+	uint64_t defer_until;
 
 	/* Fault injection for tests (SOFTEFA_FAULT_*), percent per datagram. */
 	uint32_t fault_drop, fault_dup, fault_reorder;

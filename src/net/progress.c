@@ -44,6 +44,8 @@ void net_timer_sync(struct net_engine *e)
 
 	if (e->park_until && e->park_until < want)
 		want = e->park_until;
+	if (e->defer_until && e->defer_until < want)
+		want = e->defer_until;
 	if (want == e->timer_at)
 		return;
 	memset(&its, 0, sizeof(its));

@@ -175,10 +175,28 @@ static void copy_stats(struct net_engine *e)
 	c->srd_path_down = s->path_down;
 }
 
+void net_engine_defer_tx(struct net_engine *e)
+{
+	e->stats->c.tx_deferred_wrs++;
+	if (++e->deferred_wrs >= NET_TX_BATCH) {
+		net_engine_pump(e);
+		return;
+	}
+	if (!atomic_load_explicit(&e->tx_deferred, memory_order_relaxed)) {
+		e->defer_until = sefa_now_ns() + NET_DEFER_NS;
+		atomic_store_explicit(&e->tx_deferred, true, memory_order_relaxed);
+		net_timer_sync(e);
+	}
+}
+
 void net_engine_pump(struct net_engine *e)
 {
 	uint64_t now = sefa_now_ns();
 	struct srd_pkt_out out;
+
+	e->deferred_wrs = 0;
+	e->defer_until = 0;
+	atomic_store_explicit(&e->tx_deferred, false, memory_order_relaxed);
 
 	/* Bounded per call: the application gets its thread back; the rest follows. */
 	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
@@ -223,6 +241,9 @@ void net_srd_timers(struct net_engine *e)
 
 	if (now >= srd_expiry(e->srd)) {
 		srd_handle_expiry(e->srd, now);
+		net_engine_pump(e);
+	} else if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed) &&
+	           now >= e->defer_until) {
 		net_engine_pump(e);
 	}
 }

@@ -333,7 +333,21 @@ struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct 
 	m->msn = peer->tx.next_msn++;
 	m->npkts = d->len ? (d->len + ep->cfg.mss - 1) / ep->cfg.mss : 1;
 	m->state = MSG_QUEUED;
-	list_add_tail(&peer->tx.sendq, &m->link);
+	if (d->sl >= SRD_SL_LOW_LATENCY) {
+		struct list_node *pos;
+
+		/* Low-latency class: ahead of every queued message of the normal class that
+		 * has not started (a started one keeps its consecutive PSNs). */
+		for (pos = peer->tx.sendq.next; pos != &peer->tx.sendq; pos = pos->next) {
+			struct srd_msg *q = container_of(pos, struct srd_msg, link);
+
+			if (q->sent_pkts == 0 && q->d.sl < SRD_SL_LOW_LATENCY)
+				break;
+		}
+		list_add_tail(pos, &m->link); /* before pos */
+	} else {
+		list_add_tail(&peer->tx.sendq, &m->link);
+	}
 	if (peer->tx.inflight == 0 && list_empty(&peer->tx.retx) && list_empty(&peer->tx.rnrq))
 		peer->tx.last_progress_ns = now; /* the peer's clock starts with new work */
 	srd_peer_mark_ready(peer);

@@ -57,6 +57,14 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 	return fallback;
 }
 
+/* Bursts stay on one path (one system call, no reordering) while it is up. */
+uint32_t srd_path_burst(struct srd_peer *p, uint64_t now)
+{
+	if (!usable(&p->tx.paths[p->tx.burst_path], now))
+		p->tx.burst_path = srd_path_pick(p, now, UINT32_MAX);
+	return p->tx.burst_path;
+}
+
 void srd_path_on_ack(struct srd_peer *p, uint32_t i, uint64_t rtt_ns, uint64_t now)
 {
 	struct srd_path *path = &p->tx.paths[i];

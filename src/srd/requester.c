@@ -260,7 +260,10 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	struct srd_path *path;
 	struct srd_data_hdr h;
 
-	s->path = srd_path_pick(p, now, s->tx_count ? s->path : UINT32_MAX);
+	if (m->d.burst && !s->tx_count)
+		s->path = srd_path_burst(p, now);
+	else
+		s->path = srd_path_pick(p, now, s->tx_count ? s->path : UINT32_MAX);
 	path = &tx->paths[s->path];
 	s->path_seq = path->seq++;
 	s->sent_ns = now;

@@ -59,6 +59,12 @@ struct srd_config {
 /* Fills defaults for everything (mss and npaths must then be set by the caller). */
 void srd_config_default(struct srd_config *cfg);
 
+/*
+ * Service levels 8..15 are the low-latency class: such a message goes ahead of the
+ * peer's queued messages of the normal class (0..7) that have not started.
+ */
+#define SRD_SL_LOW_LATENCY 8
+
 /* What a message carries besides its bytes. */
 struct srd_msg_desc {
 	uint32_t len;
@@ -69,6 +75,7 @@ struct srd_msg_desc {
 	bool has_imm;
 	uint8_t sl;
 	uint8_t rnr_retry; /* 7 = retry for ever */
+	bool burst;        /* part of a burst: keep the peer's burst path, do not spray */
 };
 
 /* A message arriving at the responder, as given to rx_claim. */

@@ -106,6 +106,7 @@ struct srd_tx {
 	struct list_node rnrq; /* PKT_RNR, by rnr_until */
 	uint64_t last_progress_ns;
 	uint32_t next_path;
+	uint32_t burst_path; /* where bursts go, while it stays up */
 	/* RTT and congestion state */
 	uint64_t srtt_ns, rttvar_ns, min_rtt_ns;
 	uint32_t cwnd_x1024; /* congestion window in packets, fixed point */
@@ -200,6 +201,7 @@ uint64_t srd_rx_deadline(const struct srd_peer *p);
 /* path.c */
 void srd_paths_init(struct srd_peer *p);
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
+uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path, bool by_timeout, uint64_t now);
 uint64_t srd_path_deadline(const struct srd_peer *p);

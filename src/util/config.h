@@ -46,7 +46,7 @@ struct sefa_config {
 	uint32_t srd_rto_min_us;   /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
 	uint32_t fault_drop, fault_dup, fault_reorder; /* SOFTEFA_FAULT_*: test hooks, % */
 	uint64_t fault_seed;
-	    /* SOFTEFA_FAULT_SEED */ /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
+	/* SOFTEFA_FAULT_SEED */     /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
 	char run_dir[SEFA_PATH_MAX]; /* SOFTEFA_RUN_DIR: per-user state (stats) */
 	char sysfs_dir[SEFA_PATH_MAX]; /* SOFTEFA_SYSFS_DIR: generated sysfs tree root */
 	struct sefa_limits lim;

@@ -164,6 +164,7 @@ struct sefa_send_wqe {
 	uint16_t ahn; /* the AH number, as a NIC keeps it: the AH may go before we send */
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
+	uint32_t hints; /* enum efadv_wr_processing_hint */
 };
 
 /* An SRD send from post until the core reports it delivered or failed. */

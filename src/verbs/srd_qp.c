@@ -181,6 +181,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	d.has_imm = w->has_imm;
 	d.sl = qp->sl;
 	d.rnr_retry = qp->rnr_retry;
+	d.burst = (w->hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
 	s->msg = net_srd_send(eng, peer, &d, &s->tag);
 	if (!s->msg) {
 		sq_slot_put(qp, s);

@@ -44,6 +44,7 @@ static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
 	w->has_ah = false;
 	w->remote_qpn = 0;
 	w->remote_qkey = 0;
+	w->hints = 0;
 	return w;
 }
 
@@ -172,9 +173,18 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 		/* The QP may have changed state since staging began: check again, locked. */
 		err = sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1);
 		if (!err) {
-			for (uint32_t i = 0; i < qp->nstage; i++)
+			bool burst = qp->kind == SEFA_QP_SRD;
+
+			for (uint32_t i = 0; i < qp->nstage; i++) {
+				burst &= (qp->stage[i].hints &
+				          EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
 				sefa_send_transmit(qp, &qp->stage[i], &batch);
-			sefa_send_batch_flush(qp, &batch);
+			}
+			/* A burst-PPS-sensitive batch waits for the rest of its burst. */
+			if (burst)
+				net_engine_defer_tx(eng);
+			else
+				sefa_send_batch_flush(qp, &batch);
 		}
 		net_engine_unlock(eng);
 	}
@@ -191,6 +201,21 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 	qp->nstage = 0;
 	qp->session_err = 0;
 	pthread_mutex_unlock(&qp->sq_lock);
+}
+
+/* efadv: call after the opcode setter, before wr_complete. */
+static void wr_set_processing_hints(struct efadv_qp *dv, uint32_t hints)
+{
+	struct sefa_qp *qp = container_of(dv, struct sefa_qp, dv);
+	struct sefa_send_wqe *w = cur_wqe(qp);
+
+	if (!w)
+		return;
+	if (hints & ~(uint32_t)EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) {
+		qp->session_err = EINVAL;
+		return;
+	}
+	w->hints = hints;
 }
 
 void sefa_qp_fill_wr_ops(struct sefa_qp *qp)
@@ -210,4 +235,6 @@ void sefa_qp_fill_wr_ops(struct sefa_qp *qp)
 	x->wr_set_inline_data = wr_set_inline_data;
 	x->wr_set_inline_data_list = wr_set_inline_data_list;
 	x->comp_mask = 0;
+	if (qp->efa_wr_flags & EFADV_WR_EX_WITH_PROCESSING_HINTS)
+		qp->dv.wr_set_processing_hints = wr_set_processing_hints;
 }

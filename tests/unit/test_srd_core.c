@@ -373,6 +373,37 @@ static void test_congestion(void)
 	h_free(&h);
 }
 
+/* A low-latency message overtakes a queue of normal ones to the same peer. */
+static void test_low_latency_class(void)
+{
+	struct srd_config c = base_cfg();
+	struct srd_msg_desc d = {.len = 64, .dst_qpn = 7, .src_qpn = 3, .rnr_retry = 7};
+	struct harness h;
+	struct h_msg *urgent;
+	int before = 0;
+
+	c.init_cwnd = 4; /* a small window keeps most of the bulk queued */
+	h_init(&h, 2, &c, 14);
+	h.nodes[1].recv_avail = 1000;
+	for (int i = 0; i < 100; i++)
+		h_send(&h, 0, 1, 4000, (uint64_t)i, 7);
+	urgent = &h.msgs[h.nmsgs++];
+	urgent->len = 64;
+	urgent->data = calloc(1, 64);
+	urgent->status = -1;
+	d.sl = SRD_SL_LOW_LATENCY;
+	REQUIRE(srd_send(h.nodes[0].ep, srd_peer_get(h.nodes[0].ep, &h.nodes[1].addr), &d, urgent,
+	                 h.now));
+	while (urgent->status == -1 && h_step(&h))
+		;
+	CHECK_EQ(urgent->status, SRD_OK);
+	for (int i = 0; i < 100; i++)
+		before += h.msgs[i].status == SRD_OK;
+	CHECK(before < 20); /* it did not wait for the bulk ahead of it */
+	CHECK(h_run(&h, 1000000) < 1000000);
+	h_free(&h);
+}
+
 int main(void)
 {
 	test_basic();
@@ -384,5 +415,6 @@ int main(void)
 	test_peer_restart();
 	test_path_death();
 	test_congestion();
+	test_low_latency_class();
 	return check_report("test_srd_core");
 }

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SRD queue pairs through the verbs and efadv API, in one process: every option of
+ * efadv_create_qp_ex, sends of every size with and without immediate data, the
+ * completion fields, RNR, bad destinations and qkeys, a receive too small, flush to
+ * ERR with sends in flight, and what the processing hint changes.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../../src/net/counters.h"
+#include "check.h"
+#include <infiniband/efadv.h>
+#include <infiniband/verbs.h>
+
+#define QKEY 0x11111111u
+#define BUF  (144u * 4096u) /* >= 64 slots of 9000, a multiple of 4096 */
+
+struct srd_end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qx;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	struct ibv_ah *ah;
+};
+
+static struct ibv_qp *srd_qp(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint16_t flags,
+                             uint32_t rq_depth)
+{
+	struct ibv_qp_init_attr_ex qa = {0};
+	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD,
+	                                .sl = sl,
+	                                .wr_flags = wr_flags,
+	                                .flags = flags};
+
+	qa.qp_type = IBV_QPT_DRIVER;
+	qa.send_cq = qa.recv_cq = e->cq;
+	qa.pd = e->pd;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	qa.cap = (struct ibv_qp_cap){.max_send_wr = 64,
+	                             .max_recv_wr = rq_depth,
+	                             .max_send_sge = 2,
+	                             .max_recv_sge = 2,
+	                             .max_inline_data = 32};
+	return efadv_create_qp_ex(e->ctx, &qa, &ea, sizeof(ea));
+}
+
+static void to_rts(struct ibv_qp *qp, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+
+	REQUIRE(
+	    !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
+	a.qp_state = IBV_QPS_RTR;
+	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	a.qp_state = IBV_QPS_RTS;
+	a.rnr_retry = rnr_retry;
+	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY));
+}
+
+static void end_open(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint8_t rnr_retry)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+
+	REQUIRE(list && list[0]);
+	e->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	REQUIRE(e->ctx);
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
+	e->buf = aligned_alloc(4096, BUF);
+	REQUIRE(e->pd && e->cq && e->buf);
+	memset(e->buf, 0, BUF);
+	e->mr = ibv_reg_mr(e->pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(e->mr);
+	e->qp = srd_qp(e, sl, wr_flags, 0, 64);
+	REQUIRE(e->qp);
+	e->qx = ibv_qp_to_qp_ex(e->qp);
+	REQUIRE(e->qx);
+	to_rts(e->qp, rnr_retry);
+	REQUIRE(!ibv_query_gid(e->ctx, 1, 0, &e->gid));
+}
+
+static void end_connect(struct srd_end *e, const struct srd_end *peer)
+{
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+
+	aa.grh.dgid = peer->gid;
+	e->ah = ibv_create_ah(e->pd, &aa);
+	REQUIRE(e->ah);
+}
+
+static void end_close(struct srd_end *e)
+{
+	CHECK_EQ(ibv_destroy_ah(e->ah), 0);
+	CHECK_EQ(ibv_destroy_qp(e->qp), 0);
+	CHECK_EQ(ibv_dereg_mr(e->mr), 0);
+	CHECK_EQ(ibv_destroy_cq(e->cq), 0);
+	CHECK_EQ(ibv_dealloc_pd(e->pd), 0);
+	CHECK_EQ(ibv_close_device(e->ctx), 0);
+	free(e->buf);
+}
+
+static uint8_t *rslot(struct srd_end *e, unsigned i)
+{
+	return e->buf + (size_t)i * 9000;
+}
+
+static uint8_t *sslot(struct srd_end *e, unsigned i)
+{
+	return e->buf + (size_t)(32 + i) * 9000;
+}
+
+static void post_recv(struct srd_end *e, unsigned i, uint32_t len)
+{
+	struct ibv_sge sge = {(uintptr_t)rslot(e, i), len, e->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	REQUIRE(!ibv_post_recv(e->qp, &wr, &bad));
+}
+
+static void send_to(struct srd_end *e, uint32_t qpn, uint32_t qkey, uint64_t wr_id, unsigned slot,
+                    uint32_t len, int imm, uint32_t hints)
+{
+	ibv_wr_start(e->qx);
+	e->qx->wr_id = wr_id;
+	e->qx->wr_flags = IBV_SEND_SIGNALED;
+	if (imm)
+		ibv_wr_send_imm(e->qx, htobe32(0x5eu + (uint32_t)wr_id));
+	else
+		ibv_wr_send(e->qx);
+	if (hints)
+		efadv_wr_set_processing_hints(efadv_qp_from_ibv_qp_ex(e->qx), hints);
+	ibv_wr_set_ud_addr(e->qx, e->ah, qpn, qkey);
+	ibv_wr_set_sge(e->qx, e->mr->lkey, (uintptr_t)sslot(e, slot), len);
+	CHECK_EQ(ibv_wr_complete(e->qx), 0);
+}
+
+static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
+{
+	int got = 0;
+
+	for (long spins = 0; got < n && spins < 20000000; spins++)
+		got += ibv_poll_cq(cq, n - got, wc + got);
+	return got;
+}
+
+/* Both completions of one message a -> b: the send's at s, the receive's at r. */
+static void reap2(struct srd_end *a, struct srd_end *b, struct ibv_wc *s, struct ibv_wc *r)
+{
+	REQUIRE(poll_n(a->cq, s, 1) == 1);
+	REQUIRE(poll_n(b->cq, r, 1) == 1);
+}
+
+static void test_create_options(struct srd_end *a)
+{
+	struct ibv_qp *qp;
+
+	/* Flags whose capability is not advertised, unknown wr_flags: EOPNOTSUPP. */
+	errno = 0;
+	CHECK(!srd_qp(a, 0, 0, EFADV_QP_FLAGS_INLINE_WRITE, 8) && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!srd_qp(a, 0, 0, EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV, 8) && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!srd_qp(a, 0, 1u << 5, 0, 8) && errno == EOPNOTSUPP);
+	errno = 0;
+	CHECK(!srd_qp(a, 16, 0, 0, 8) && errno == EINVAL);
+	/* Without the hints flag there is no setter. */
+	qp = srd_qp(a, 8, 0, 0, 8);
+	REQUIRE(qp);
+	CHECK(efadv_qp_from_ibv_qp_ex(ibv_qp_to_qp_ex(qp))->wr_set_processing_hints == NULL);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK(efadv_qp_from_ibv_qp_ex(a->qx)->wr_set_processing_hints != NULL);
+}
+
+static void test_sizes(struct srd_end *a, struct srd_end *b)
+{
+	static const uint32_t sizes[] = {0, 1, 100, 4096, 8192, 8928};
+	struct efadv_ah_attr ea;
+
+	REQUIRE(!efadv_query_ah(b->ah, &ea, sizeof(ea)));
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t len = sizes[k];
+		struct ibv_wc s, r;
+
+		for (uint32_t i = 0; i < len; i++)
+			sslot(a, 0)[i] = (uint8_t)(i * 13 + len);
+		post_recv(b, 0, 9000);
+		send_to(a, b->qp->qp_num, QKEY, 100 + k, 0, len, (int)(k & 1), 0);
+		reap2(a, b, &s, &r);
+		CHECK_EQ(s.status, IBV_WC_SUCCESS);
+		CHECK_EQ(s.wr_id, 100 + k);
+		CHECK_EQ(r.status, IBV_WC_SUCCESS);
+		CHECK_EQ(r.opcode, IBV_WC_RECV);
+		CHECK_EQ(r.byte_len, len); /* no GRH slot on SRD */
+		CHECK_EQ(r.src_qp, a->qp->qp_num);
+		CHECK_EQ(r.slid, ea.ahn); /* b holds an AH for a (one engine: one GID) */
+		CHECK_EQ(!!(r.wc_flags & IBV_WC_WITH_IMM), (int)(k & 1));
+		if (k & 1)
+			CHECK_EQ(be32toh(r.imm_data), 0x5eu + 100 + k);
+		CHECK(memcmp(rslot(b, 0), sslot(a, 0), len) == 0);
+	}
+}
+
+static void test_remote_errors(struct srd_end *a, struct srd_end *b)
+{
+	struct ibv_wc s, r, wc;
+
+	/* No such QP: REMOTE_BAD_DEST_QPN (9). */
+	send_to(a, b->qp->qp_num + 1000, QKEY, 1, 0, 64, 0, 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_REM_INV_RD_REQ_ERR);
+	CHECK_EQ(wc.vendor_err, 9);
+	/* The wrong qkey is refused the same way, nothing consumed. */
+	post_recv(b, 1, 9000);
+	send_to(a, b->qp->qp_num, QKEY + 1, 2, 0, 64, 0, 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.vendor_err, 9);
+	/* A receive too small: LOCAL_BAD_LENGTH there, REMOTE_BAD_LENGTH (11) here. */
+	CHECK_EQ(ibv_modify_qp(b->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE),
+	         0);
+	REQUIRE(poll_n(b->cq, &wc, 1) == 1); /* the posted receive, flushed */
+	CHECK_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(
+	    ibv_modify_qp(b->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_RESET}, IBV_QP_STATE),
+	    0);
+	to_rts(b->qp, 7);
+	post_recv(b, 1, 100);
+	send_to(a, b->qp->qp_num, QKEY, 3, 0, 5000, 0, 0);
+	reap2(a, b, &s, &r);
+	CHECK_EQ(s.status, IBV_WC_REM_INV_REQ_ERR);
+	CHECK_EQ(s.vendor_err, 11);
+	CHECK_EQ(r.status, IBV_WC_LOC_LEN_ERR);
+	CHECK_EQ(r.vendor_err, 6);
+}
+
+/* No receive: with rnr_retry 2 the send fails with REMOTE_RNR (10) in bounded time. */
+static void test_rnr(struct srd_end *b)
+{
+	struct srd_end c = {0};
+	struct ibv_wc wc;
+
+	end_open(&c, 0, 0, 2);
+	end_connect(&c, b);
+	send_to(&c, b->qp->qp_num, QKEY, 9, 0, 64, 0, 0);
+	REQUIRE(poll_n(c.cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_RNR_RETRY_EXC_ERR);
+	CHECK_EQ(wc.vendor_err, 10);
+	end_close(&c);
+}
+
+/* Flush: sends waiting on RNR for ever come back as WR_FLUSH_ERR when the QP errs. */
+static void test_flush(struct srd_end *a, struct srd_end *b)
+{
+	struct ibv_wc wc[4];
+	int n;
+
+	for (unsigned i = 0; i < 3; i++)
+		send_to(a, b->qp->qp_num, QKEY, 40 + i, i, 64, 0, 0);
+	/* Let the engine try them at least once. */
+	for (int i = 0; i < 1000; i++)
+		ibv_poll_cq(b->cq, 0, wc);
+	CHECK_EQ(ibv_poll_cq(a->cq, 4, wc), 0);
+	CHECK_EQ(ibv_modify_qp(a->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE),
+	         0);
+	n = poll_n(a->cq, wc, 3);
+	CHECK_EQ(n, 3);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(wc[i].status, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(
+	    ibv_modify_qp(a->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_RESET}, IBV_QP_STATE),
+	    0);
+	to_rts(a->qp, 7);
+}
+
+static const struct net_stats_file *stats;
+
+/* The hint lets a burst leave in one batch: fewer send system calls, same delivery. */
+static uint64_t burst(struct srd_end *a, struct srd_end *b, uint32_t hints)
+{
+	uint64_t before = stats->c.tx_syscalls;
+	struct ibv_wc wc[64];
+	int got = 0;
+
+	for (unsigned i = 0; i < 16; i++)
+		post_recv(b, i, 9000);
+	for (unsigned i = 0; i < 16; i++)
+		send_to(a, b->qp->qp_num, QKEY, 200 + i, i, 64, 0, hints);
+	got = poll_n(b->cq, wc, 16);
+	CHECK_EQ(got, 16);
+	CHECK_EQ(poll_n(a->cq, wc, 16), 16);
+	return stats->c.tx_syscalls - before;
+}
+
+int main(void)
+{
+	char run_dir[] = "/tmp/softefa-test-XXXXXX";
+	struct srd_end a = {0}, b = {0};
+	uint64_t plain, hinted;
+	char path[512];
+	int fd;
+
+	REQUIRE(mkdtemp(run_dir));
+	setenv("SOFTEFA_RUN_DIR", run_dir, 1);
+	setenv("SOFTEFA_RNR_DELAY_US", "200", 1);
+	end_open(&a, 8, EFADV_WR_EX_WITH_PROCESSING_HINTS, 7);
+	end_open(&b, 0, 0, 7);
+	end_connect(&a, &b);
+	end_connect(&b, &a);
+	snprintf(path, sizeof(path), "%s/stats/%d.0", run_dir, (int)getpid());
+	fd = open(path, O_RDONLY);
+	REQUIRE(fd >= 0);
+	stats = mmap(NULL, sizeof(*stats), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	REQUIRE(stats != MAP_FAILED);
+
+	test_create_options(&a);
+	test_sizes(&a, &b);
+	test_remote_errors(&a, &b);
+	test_rnr(&b);
+	plain = burst(&a, &b, 0);
+	hinted = burst(&a, &b, EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE);
+	CHECK(stats->c.tx_deferred_wrs >= 16);
+	CHECK(hinted * 2 < plain);
+	test_flush(&a, &b);
+	end_close(&a);
+	end_close(&b);
+	rmdir(run_dir);
+	return check_report("test_srd_verbs");
+}
