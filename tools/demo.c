@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * softefa demo: two processes on loopback talk through the verbs API exactly as an
- * EFA application would (device, PD, MR, CQ, UD QP, AH), then report ping-pong
- * latency and streaming throughput. UD is unreliable, so the ping-pong resends a
- * ping that goes unanswered, and the stream is paced by cumulative credits from the
- * receiver; both report any loss they saw.
+ * softefa demo: two processes on loopback talk through the verbs and efadv API exactly
+ * as an EFA application would (device, PD, MR, CQ, an SRD QP from efadv_create_qp_ex,
+ * AH), then report ping-pong latency and streaming throughput. SRD is reliable: every
+ * message arrives exactly once, so the demo needs no retry logic of its own.
  */
-#include <arpa/inet.h>
 #include <errno.h>
+#include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,14 +19,11 @@
 #include "tool.h"
 
 #define DEMO_QKEY   0x11111111u
-#define GRH         40
 #define RQ_DEPTH    512
 #define SQ_DEPTH    256
 #define MAX_PAYLOAD 8928
-#define CREDIT_STEP 16
-#define WINDOW      256
 
-enum msg_type { MSG_PING = 1, MSG_PONG, MSG_DATA, MSG_CREDIT, MSG_DONE, MSG_QUIT };
+enum msg_type { MSG_PING = 1, MSG_PONG, MSG_DATA, MSG_DONE, MSG_QUIT };
 
 struct demo_hdr {
 	uint32_t type;
@@ -48,11 +44,9 @@ struct demo {
 	struct ibv_mr *mr;
 	struct ibv_ah *ah;
 	uint8_t *buf; /* RQ_DEPTH receive slots, then SQ_DEPTH send slots */
-	size_t slot;
 	uint32_t remote_qpn;
 	unsigned send_next;
 	unsigned sends_outstanding;
-	uint32_t stream_id;
 };
 
 static uint64_t now_ns(void)
@@ -71,17 +65,17 @@ static int die(const char *what)
 
 static uint8_t *recv_slot(struct demo *d, unsigned i)
 {
-	return d->buf + (size_t)i * d->slot;
+	return d->buf + (size_t)i * MAX_PAYLOAD;
 }
 
 static uint8_t *send_slot(struct demo *d, unsigned i)
 {
-	return d->buf + (size_t)(RQ_DEPTH + i) * d->slot;
+	return d->buf + (size_t)(RQ_DEPTH + i) * MAX_PAYLOAD;
 }
 
 static int post_recv(struct demo *d, unsigned i)
 {
-	struct ibv_sge sge = {(uintptr_t)recv_slot(d, i), (uint32_t)d->slot, d->mr->lkey};
+	struct ibv_sge sge = {(uintptr_t)recv_slot(d, i), MAX_PAYLOAD, d->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1}, *bad;
 
 	return ibv_post_recv(d->qp, &wr, &bad);
@@ -89,9 +83,11 @@ static int post_recv(struct demo *d, unsigned i)
 
 static int setup(struct demo *d, struct endpoint_info *me)
 {
-	struct ibv_qp_init_attr qia = {0};
+	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
+	struct ibv_qp_init_attr_ex qia = {0};
 	struct ibv_qp_attr qa = {0};
 	struct ibv_device **list;
+	size_t bytes = (size_t)(RQ_DEPTH + SQ_DEPTH) * MAX_PAYLOAD;
 	int n;
 
 	list = ibv_get_device_list(&n);
@@ -105,25 +101,25 @@ static int setup(struct demo *d, struct endpoint_info *me)
 	d->cq = ibv_create_cq(d->ctx, RQ_DEPTH + SQ_DEPTH, NULL, NULL, 0);
 	if (!d->pd || !d->cq)
 		return die("pd/cq");
-	d->slot = GRH + MAX_PAYLOAD;
-	d->buf = aligned_alloc(4096, ((RQ_DEPTH + SQ_DEPTH) * d->slot + 4095) & ~(size_t)4095);
+	d->buf = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
 	if (!d->buf)
 		return die("buffer");
-	memset(d->buf, 0, (RQ_DEPTH + SQ_DEPTH) * d->slot);
-	d->mr = ibv_reg_mr(d->pd, d->buf, (RQ_DEPTH + SQ_DEPTH) * d->slot, IBV_ACCESS_LOCAL_WRITE);
+	memset(d->buf, 0, bytes);
+	d->mr = ibv_reg_mr(d->pd, d->buf, bytes, IBV_ACCESS_LOCAL_WRITE);
 	if (!d->mr)
 		return die("reg_mr");
+	qia.qp_type = IBV_QPT_DRIVER;
 	qia.send_cq = d->cq;
 	qia.recv_cq = d->cq;
-	qia.qp_type = IBV_QPT_UD;
-	qia.sq_sig_all = 1;
+	qia.pd = d->pd;
+	qia.comp_mask = IBV_QP_INIT_ATTR_PD;
 	qia.cap.max_send_wr = SQ_DEPTH;
 	qia.cap.max_recv_wr = RQ_DEPTH;
 	qia.cap.max_send_sge = 1;
 	qia.cap.max_recv_sge = 1;
-	d->qp = ibv_create_qp(d->pd, &qia);
+	d->qp = efadv_create_qp_ex(d->ctx, &qia, &ea, sizeof(ea));
 	if (!d->qp)
-		return die("create_qp");
+		return die("efadv_create_qp_ex (SRD)");
 	qa.qp_state = IBV_QPS_INIT;
 	qa.pkey_index = 0;
 	qa.port_num = 1;
@@ -135,7 +131,8 @@ static int setup(struct demo *d, struct endpoint_info *me)
 		return die("modify RTR");
 	qa.qp_state = IBV_QPS_RTS;
 	qa.sq_psn = 0;
-	if (ibv_modify_qp(d->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN))
+	qa.rnr_retry = 7; /* a receiver short of receives holds the sender back */
+	if (ibv_modify_qp(d->qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY))
 		return die("modify RTS");
 	for (unsigned i = 0; i < RQ_DEPTH; i++)
 		if (post_recv(d, i))
@@ -186,7 +183,8 @@ static int send_msg(struct demo *d, uint32_t type, uint32_t seq, uint64_t value,
 	struct ibv_send_wr wr = {.wr_id = 1ull << 63,
 	                         .sg_list = &sge,
 	                         .num_sge = 1,
-	                         .opcode = IBV_WR_SEND},
+	                         .opcode = IBV_WR_SEND,
+	                         .send_flags = IBV_SEND_SIGNALED},
 	                   *bad;
 
 	memcpy(p, &h, sizeof(h));
@@ -200,8 +198,8 @@ static int send_msg(struct demo *d, uint32_t type, uint32_t seq, uint64_t value,
 }
 
 /*
- * Polls until one message arrives or the deadline passes; send completions are reaped
- * on the way. Returns 1 with *out filled, 0 on timeout, -1 on error.
+ * Polls until one message arrives (1, *out filled) or the deadline passes (0); send
+ * completions are reaped on the way. -1 on error.
  */
 static int wait_msg(struct demo *d, struct demo_hdr *out, uint64_t deadline)
 {
@@ -218,15 +216,15 @@ static int wait_msg(struct demo *d, struct demo_hdr *out, uint64_t deadline)
 			continue;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
-			fprintf(stderr, "softefa demo: completion error: %s\n",
-			        ibv_wc_status_str(wc.status));
+			fprintf(stderr, "softefa demo: completion error: %s (EFA status %u)\n",
+			        ibv_wc_status_str(wc.status), wc.vendor_err);
 			return -1;
 		}
 		if (wc.wr_id >> 63) {
 			d->sends_outstanding--;
 			continue;
 		}
-		memcpy(out, recv_slot(d, (unsigned)wc.wr_id) + GRH, sizeof(*out));
+		memcpy(out, recv_slot(d, (unsigned)wc.wr_id), sizeof(*out));
 		if (post_recv(d, (unsigned)wc.wr_id))
 			return die("post_recv");
 		return 1;
@@ -235,16 +233,18 @@ static int wait_msg(struct demo *d, struct demo_hdr *out, uint64_t deadline)
 
 static int serve(struct demo *d)
 {
-	uint64_t received = 0, last_credit = 0, final = 0;
-	uint32_t stream_id = 0;
+	uint64_t received = 0;
 	struct demo_hdr m;
 
 	for (;;) {
 		int r = wait_msg(d, &m, now_ns() + 30ull * 1000000000ull);
 
-		if (r <= 0)
-			return r < 0 ? -1
-			             : (fprintf(stderr, "softefa demo: peer went quiet\n"), -1);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			fprintf(stderr, "softefa demo: peer went quiet\n");
+			return -1;
+		}
 		switch (m.type) {
 		case MSG_PING:
 			if (send_msg(d, MSG_PONG, m.seq, 0, (uint32_t)m.value))
@@ -252,21 +252,11 @@ static int serve(struct demo *d)
 			break;
 		case MSG_DATA:
 			received++;
-			if (received - last_credit >= CREDIT_STEP) {
-				last_credit = received;
-				if (send_msg(d, MSG_CREDIT, 0, received, 0))
-					return -1;
-			}
 			break;
 		case MSG_DONE:
-			/* The final count of this stream; a repeated DONE gets the same answer. */
-			if (m.seq != stream_id) {
-				stream_id = m.seq;
-				final = received;
-				received = last_credit = 0;
-			}
-			if (send_msg(d, MSG_CREDIT, m.seq, final, 0))
+			if (send_msg(d, MSG_DONE, m.seq, received, 0))
 				return -1;
+			received = 0;
 			break;
 		case MSG_QUIT:
 			return 0;
@@ -276,82 +266,64 @@ static int serve(struct demo *d)
 	}
 }
 
-static int latency(struct demo *d, uint32_t size, unsigned iters, double *us, unsigned *resent)
+static int latency(struct demo *d, uint32_t size, unsigned iters, double *us)
 {
 	struct demo_hdr m;
-	uint64_t t0;
+	uint64_t t0 = now_ns();
 
-	*resent = 0;
-	t0 = now_ns();
 	for (unsigned i = 0; i < iters; i++) {
-		for (;;) {
-			int r;
+		int r;
 
-			if (send_msg(d, MSG_PING, i, size, size))
-				return -1;
-			do {
-				r = wait_msg(d, &m, now_ns() + 100000000ull);
-			} while (r == 1 && (m.type != MSG_PONG || m.seq != i));
-			if (r < 0)
-				return -1;
-			if (r == 1)
-				break;
-			(*resent)++; /* lost ping or pong: UD does not retry, the demo does */
-		}
+		if (send_msg(d, MSG_PING, i, size, size))
+			return -1;
+		do
+			r = wait_msg(d, &m, now_ns() + 10ull * 1000000000ull);
+		while (r == 1 && m.type != MSG_PONG);
+		if (r != 1 || m.seq != i)
+			return r < 0 ? -1 : (fprintf(stderr, "softefa demo: no pong\n"), -1);
 	}
 	*us = (double)(now_ns() - t0) / 1000.0 / iters / 2.0;
 	return 0;
 }
 
-static int stream(struct demo *d, uint32_t size, uint64_t duration_ns, double *gbps, double *mmps,
-                  uint64_t *lost)
+/* Streams for about `duration_ns`; every message is delivered, so throughput is real. */
+static int stream(struct demo *d, uint32_t size, uint64_t duration_ns, double *gbps, double *mmps)
 {
-	uint64_t sent = 0, acked = 0, t0 = now_ns(), t_end = t0 + duration_ns;
+	uint64_t sent = 0, t0 = now_ns(), t_end = t0 + duration_ns;
 	struct demo_hdr m;
+	int r;
 
 	while (now_ns() < t_end) {
-		if (sent - acked < WINDOW && d->sends_outstanding < SQ_DEPTH / 2) {
+		if (d->sends_outstanding < SQ_DEPTH) {
 			if (send_msg(d, MSG_DATA, (uint32_t)sent, 0, size))
 				return -1;
 			sent++;
 			continue;
 		}
-		int r = wait_msg(d, &m, now_ns() + 5000000ull);
-
-		if (r < 0)
+		if (wait_msg(d, &m, now_ns() + 1000000ull) < 0)
 			return -1;
-		if (r == 1 && m.type == MSG_CREDIT && m.value > acked)
-			acked = m.value;
-		if (r == 0)
-			acked = sent - CREDIT_STEP < acked ? acked : sent - CREDIT_STEP;
 	}
-	/* DONE may be lost like any datagram: ask again until the final count comes. */
-	d->stream_id++;
-	for (int tries = 0;; tries++) {
-		int r;
-
-		if (tries == 50) {
-			fprintf(stderr, "softefa demo: receiver does not answer\n");
+	/* SRD delivers out of order: DONE may only leave once every DATA is delivered. */
+	while (d->sends_outstanding)
+		if (wait_msg(d, &m, now_ns() + 1000000ull) < 0)
 			return -1;
-		}
-		if (send_msg(d, MSG_DONE, d->stream_id, 0, 0))
-			return -1;
-		do {
-			r = wait_msg(d, &m, now_ns() + 100000000ull);
-		} while (r == 1 && !(m.type == MSG_CREDIT && m.seq == d->stream_id));
-		if (r < 0)
-			return -1;
-		if (r == 1) {
-			acked = m.value;
-			break;
-		}
+	if (send_msg(d, MSG_DONE, (uint32_t)sent, 0, 0))
+		return -1;
+	do
+		r = wait_msg(d, &m, now_ns() + 10ull * 1000000000ull);
+	while (r == 1 && m.type != MSG_DONE);
+	if (r != 1)
+		return -1;
+	if (m.value != sent) {
+		fprintf(stderr, "softefa demo: %llu of %llu messages arrived\n",
+		        (unsigned long long)m.value, (unsigned long long)sent);
+		return -1;
 	}
 	{
 		double secs = (double)(now_ns() - t0) / 1e9;
 
-		*gbps = (double)acked * size * 8 / secs / 1e9;
-		*mmps = (double)acked / secs / 1e6;
-		*lost = sent - acked;
+		*gbps = (double)sent * size * 8 / secs / 1e9;
+		*mmps = (double)sent / secs / 1e6;
 	}
 	return 0;
 }
@@ -360,29 +332,23 @@ static int run_client(struct demo *d, unsigned iters)
 {
 	static const uint32_t sizes[] = {64, 1024, 4096, 8192};
 	double us, gbps, mmps;
-	unsigned resent;
-	uint64_t lost;
 
-	printf("softefa demo: two processes, UD queue pairs on efa_0, loopback\n\n");
-	printf("one-way latency (ping-pong RTT / 2); UD may drop a ping, the demo resends it\n");
-	printf("%-10s %14s %10s\n", "size (B)", "latency (us)", "resent");
+	printf("softefa demo: two processes, SRD queue pairs on efa_0, loopback\n\n");
+	printf("one-way latency (ping-pong round trip / 2)\n");
+	printf("%-10s %14s\n", "size (B)", "latency (us)");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		if (latency(d, sizes[i], iters, &us, &resent))
+		if (latency(d, sizes[i], iters, &us))
 			return -1;
-		printf("%-10u %14.2f %10u\n", sizes[i], us, resent);
+		printf("%-10u %14.2f\n", sizes[i], us);
 	}
-	printf("\n%-10s %14s %10s %10s\n", "size (B)", "Gbit/s", "Mmsg/s", "lost");
+	printf("\nstreaming (every message delivered and counted by the receiver)\n");
+	printf("%-10s %14s %10s\n", "size (B)", "Gbit/s", "Mmsg/s");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		if (stream(d, sizes[i], 300000000ull, &gbps, &mmps, &lost))
+		if (stream(d, sizes[i], 300000000ull, &gbps, &mmps))
 			return -1;
-		printf("%-10u %14.2f %10.3f %10llu\n", sizes[i], gbps, mmps,
-		       (unsigned long long)lost);
+		printf("%-10u %14.2f %10.3f\n", sizes[i], gbps, mmps);
 	}
-	/* Unreliable: say goodbye a few times; the server leaves at the first one. */
-	for (int i = 0; i < 3; i++)
-		if (send_msg(d, MSG_QUIT, 0, 0, 0))
-			return -1;
-	return 0;
+	return send_msg(d, MSG_QUIT, 0, 0, 0);
 }
 
 int tool_demo(int argc, char **argv)
@@ -395,9 +361,9 @@ int tool_demo(int argc, char **argv)
 	pid_t child;
 
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+		if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
 			iters = (unsigned)strtoul(argv[++i], NULL, 10);
-		else {
+		} else {
 			fprintf(stderr, "usage: softefa demo [--iters N]\n");
 			return 2;
 		}
@@ -407,12 +373,11 @@ int tool_demo(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines appear as they are measured */
 	if (pipe(to_child) || pipe(to_parent))
 		return die("pipe");
-	fflush(stdout);
 	child = fork();
 	if (child < 0)
 		return die("fork");
 	if (child == 0) {
-		/* The server: echoes pings, counts data, returns credits. */
+		/* The server: echoes pings, counts data. */
 		close(to_child[1]);
 		close(to_parent[0]);
 		if (setup(&d, &me) || write(to_parent[1], &me, sizeof(me)) != (ssize_t)sizeof(me) ||
@@ -428,6 +393,14 @@ int tool_demo(int argc, char **argv)
 	    write(to_child[1], &me, sizeof(me)) != (ssize_t)sizeof(me) || connect_peer(&d, &peer) ||
 	    run_client(&d, iters))
 		rc = 1;
+	/* Wait for QUIT's delivery before tearing down: SRD completes it when acked. */
+	for (uint64_t end = now_ns() + 5000000000ull;
+	     !rc && d.sends_outstanding && now_ns() < end;) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(d.cq, 1, &wc) == 1 && (wc.wr_id >> 63))
+			d.sends_outstanding--;
+	}
 	teardown(&d);
 	if (rc)
 		kill(child, SIGTERM);

@@ -155,6 +155,9 @@ void net_engine_pump(struct net_engine *e);
  */
 void net_engine_defer_tx(struct net_engine *e);
 
+/* Sends every held SRD acknowledgement now (takes the lock): a context is closing. */
+void net_engine_flush_acks(struct net_engine *e);
+
 /* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
 unsigned net_engine_rx(struct net_engine *e);
 

@@ -23,7 +23,7 @@
 
 #define NET_ACTIVE_WINDOW_NS 1000000ull /* a poll this recent means the app is polling */
 #define NET_PARK_MIN_NS      1000000ull
-#define NET_PARK_MAX_NS      10000000ull
+#define NET_PARK_MAX_NS      2000000ull /* also bounds SRD timers of an app gone quiet */
 
 enum { EV_WAKE = 1, EV_TIMER, EV_RX };
 
@@ -42,9 +42,10 @@ void net_timer_sync(struct net_engine *e)
 	uint64_t want = atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed);
 	struct itimerspec its;
 
-	if (e->park_until && e->park_until < want)
+	/* Parked: the application's polls run the SRD timers; look again at park_until. */
+	if (e->park_until)
 		want = e->park_until;
-	if (e->defer_until && e->defer_until < want)
+	else if (e->defer_until && e->defer_until < want)
 		want = e->defer_until;
 	if (want == e->timer_at)
 		return;
@@ -67,7 +68,6 @@ static void progress_step(struct net_engine *e)
 	uint64_t last = atomic_load_explicit(&e->last_poll_ns, memory_order_relaxed);
 	uint64_t now = sefa_now_ns();
 
-	net_srd_timers(e);
 	if (e->armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
 		if (!e->park_until || e->park_until <= now) {
 			e->park_until = now + e->park_backoff_ns;
@@ -82,6 +82,7 @@ static void progress_step(struct net_engine *e)
 	e->park_backoff_ns = NET_PARK_MIN_NS;
 	if (net_engine_rx(e))
 		e->stats->c.progress_rx_batches++;
+	net_srd_timers(e);
 	rx_arm(e);
 	net_timer_sync(e);
 }

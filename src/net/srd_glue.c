@@ -234,6 +234,14 @@ void net_engine_pump(struct net_engine *e)
 	net_timer_sync(e);
 }
 
+void net_engine_flush_acks(struct net_engine *e)
+{
+	net_engine_lock(e);
+	srd_flush_acks(e->srd);
+	net_engine_pump(e);
+	net_engine_unlock(e);
+}
+
 /* Runs the core's timers if they are due (locked). */
 void net_srd_timers(struct net_engine *e)
 {

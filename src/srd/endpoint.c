@@ -24,6 +24,8 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->path_cooldown_ns = 50000000ull;  /* 50 ms */
 	cfg->init_cwnd = 64;
 	cfg->cc_target_ns = 200000ull; /* 200 us above the base RTT */
+	cfg->ack_delay_ns = 20000ull;  /* 20 us: a reply usually comes sooner */
+	cfg->ack_hold_ns = 200000ull;  /* ...if we sent the peer data within 200 us */
 }
 
 uint32_t srd_ep_epoch(const struct srd_ep *ep)
@@ -242,7 +244,7 @@ void srd_handle_expiry(struct srd_ep *ep, uint64_t now)
 			p->deadline = now + 1;
 			heap_down(ep, p->heap_idx);
 		}
-		if (srd_tx_has_work(p, now) || srd_rx_has_work(p))
+		if (srd_tx_has_work(p, now) || srd_rx_has_work(p, now))
 			srd_peer_mark_ready(p);
 	}
 }
@@ -268,6 +270,18 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 		p = srd_peer_get(ep, &a);
 		if (!p)
 			return -ENOMEM;
+		if (h.flags & SRD_DATA_F_ACK) {
+			struct srd_ack_hdr ack;
+
+			/* The ack riding on the data is processed first, as if it came alone. */
+			memset(&ack, 0, sizeof(ack));
+			ack.src_port = h.src_port;
+			ack.src_epoch = h.src_epoch;
+			ack.dst_epoch = h.dst_epoch;
+			ack.cum = h.ack_cum;
+			ack.echo_psn = h.ack_echo;
+			srd_tx_on_ack(p, &ack, now);
+		}
 		srd_rx_on_data(p, &h, payload, now);
 	} else if (type == SRD_PKT_ACK) {
 		struct srd_ack_hdr h;
@@ -280,12 +294,13 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 		p = peer_lookup(ep, &a);
 		if (!p)
 			return SRD_WIRE_ERR_FORMAT;
+		ep->stats.ack_rx++;
 		srd_tx_on_ack(p, &h, now);
 	} else {
 		return type < 0 ? type : SRD_WIRE_ERR_TYPE;
 	}
 	srd_peer_update_deadline(p, now);
-	if (srd_tx_has_work(p, now) || srd_rx_has_work(p))
+	if (srd_tx_has_work(p, now) || srd_rx_has_work(p, now))
 		srd_peer_mark_ready(p);
 	return 0;
 }
@@ -306,10 +321,10 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 
 		list_del(&p->ready);
 		/* Acks first: they free the other side's window. */
-		got = srd_rx_write_ack(p, out);
+		got = srd_rx_write_ack(p, now, out);
 		if (!got)
 			got = srd_tx_write(p, now, out);
-		if (srd_tx_has_work(p, now) || srd_rx_has_work(p))
+		if (srd_tx_has_work(p, now) || srd_rx_has_work(p, now))
 			list_add_tail(&ep->ready, &p->ready); /* round robin over peers */
 		if (got) {
 			out->to = p->addr;

@@ -267,6 +267,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	path = &tx->paths[s->path];
 	s->path_seq = path->seq++;
 	s->sent_ns = now;
+	tx->last_data_tx_ns = now;
 	s->tx_count++;
 	s->state = PKT_INFLIGHT;
 	tx->inflight++;
@@ -296,6 +297,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	h.opcode = SRD_OP_SEND;
 	h.sl = m->d.sl;
 	h.payload_len = (uint16_t)s->len;
+	srd_rx_piggyback(p, &h);
 	out->hdr_len = (uint32_t)srd_data_encode(out->hdr, &h);
 	out->path = s->path;
 	out->cookie = m->cookie;
@@ -462,7 +464,6 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	uint64_t rtt = 0;
 	uint32_t newly = 0;
 
-	ep->stats.ack_rx++;
 	if (a->dst_epoch != ep->epoch)
 		return; /* an answer to an earlier incarnation of us */
 	if (a->flags & SRD_ACK_F_STALE) {

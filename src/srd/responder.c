@@ -282,10 +282,18 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		advance_to(p, h->horizon);
 		slide(p);
 	}
-	rx->ack_pending = true;
+	if (!rx->ack_pending) {
+		rx->ack_pending = true;
+		rx->ack_due_ns = now + ep->cfg.ack_delay_ns;
+	}
 	rx->echo_psn = h->psn;
+	/* Every second packet is acked at once (the sender's window keeps moving). */
+	if (++rx->unacked >= 2)
+		rx->ack_urgent = true;
 	if (psn_lt(h->psn, rx->cum) || (h->psn - rx->cum < w && bit_get(rx, h->psn, w))) {
+		/* A duplicate: the sender missed our ack; answer now. */
 		ep->stats.data_dup_rx++;
+		rx->ack_urgent = true;
 		return;
 	}
 	if (h->psn - rx->cum >= w)
@@ -293,12 +301,48 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	if (accept(p, h, payload, now)) {
 		bit_set(rx, h->psn, w);
 		slide(p);
+	} else {
+		rx->ack_urgent = true; /* a refusal (NAK) goes out at once */
 	}
+	if (rx->cum != h->psn + 1 && psn_lt(rx->cum, h->psn))
+		rx->ack_urgent = true; /* a hole below: SACK it now */
+	/* An ack waits for data to ride on only in a conversation: otherwise it goes now,
+	 * so it leaves before the application can even see the message. */
+	if (!p->tx.last_data_tx_ns || now - p->tx.last_data_tx_ns > ep->cfg.ack_hold_ns)
+		rx->ack_urgent = true;
 }
 
-bool srd_rx_has_work(const struct srd_peer *p)
+void srd_flush_acks(struct srd_ep *ep)
 {
-	return p->rx.ack_pending || p->rx.stale_pending;
+	for (unsigned i = 0; i < SRD_PEER_HASH; i++)
+		for (struct srd_peer *p = ep->peers[i]; p; p = p->hnext)
+			if (p->rx.ack_pending) {
+				p->rx.ack_urgent = true;
+				srd_peer_mark_ready(p);
+			}
+}
+
+void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
+{
+	struct srd_rx *rx = &p->rx;
+
+	/* Only a plain ack rides: no holes, no refusals, and both sides agree who we are. */
+	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
+	    !rx->peer_epoch || rx->peer_epoch != p->tx.peer_epoch)
+		return;
+	h->flags |= SRD_DATA_F_ACK;
+	h->ack_cum = rx->cum;
+	h->ack_echo = rx->echo_psn;
+	rx->ack_pending = false;
+	rx->unacked = 0;
+	p->ep->stats.ack_piggybacked++;
+}
+
+bool srd_rx_has_work(const struct srd_peer *p, uint64_t now)
+{
+	const struct srd_rx *rx = &p->rx;
+
+	return rx->stale_pending || (rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns));
 }
 
 /* SACK runs above cum, lowest first: the first SRD_ACK_MAX_SACK of them. */
@@ -333,13 +377,13 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
 	return n;
 }
 
-int srd_rx_write_ack(struct srd_peer *p, struct srd_pkt_out *out)
+int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
 	struct srd_ack_hdr a;
 
-	if (!rx->ack_pending && !rx->stale_pending)
+	if (!rx->stale_pending && !(rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns)))
 		return 0;
 	memset(&a, 0, sizeof(a));
 	a.src_port = ep->cfg.local_port;
@@ -354,6 +398,8 @@ int srd_rx_write_ack(struct srd_peer *p, struct srd_pkt_out *out)
 		a.echo_psn = rx->echo_psn;
 		a.nsack = (uint8_t)build_sacks(p, a.sack);
 		a.nnak = (uint8_t)rx->nnaks;
+		rx->ack_urgent = false;
+		rx->unacked = 0;
 		memcpy(a.nak, rx->naks, rx->nnaks * sizeof(rx->naks[0]));
 		/* RNR refusals are said once; errors stay until the horizon passes them. */
 		for (uint32_t i = 0; i < rx->nnaks;) {
@@ -374,7 +420,7 @@ int srd_rx_write_ack(struct srd_peer *p, struct srd_pkt_out *out)
 
 uint64_t srd_rx_deadline(const struct srd_peer *p)
 {
-	uint64_t d = UINT64_MAX;
+	uint64_t d = p->rx.ack_pending && !p->rx.ack_urgent ? p->rx.ack_due_ns : UINT64_MAX;
 	const struct list_node *l;
 
 	for (l = p->rx.msg_list.next; l != &p->rx.msg_list; l = l->next) {

@@ -54,6 +54,9 @@ struct srd_config {
 	uint64_t path_cooldown_ns; /* a failed path is retried (probed) after this */
 	uint32_t init_cwnd;        /* congestion window at start, in packets */
 	uint64_t cc_target_ns;     /* delay above the base RTT the controller tolerates */
+	uint64_t ack_delay_ns;     /* a lone packet's ack waits this long for data to ride on */
+	uint64_t ack_hold_ns;      /* ...but only in a conversation: we sent the peer data
+				   * this recently; otherwise it goes at once */
 };
 
 /* Fills defaults for everything (mss and npaths must then be set by the caller). */
@@ -144,6 +147,9 @@ void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m);
  */
 void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), void *arg);
 
+/* Makes every held acknowledgement due now (before the process goes away). */
+void srd_flush_acks(struct srd_ep *ep);
+
 /* Feeds one received datagram. Returns 0, or a negative srd_wire_err when dropped. */
 int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
                  size_t len);
@@ -171,7 +177,7 @@ void srd_handle_expiry(struct srd_ep *ep, uint64_t now);
 /* Counters of the core (for the engine's published counters and tests). */
 struct srd_stats {
 	uint64_t data_tx, data_retx, data_rx, data_dup_rx;
-	uint64_t ack_tx, ack_rx;
+	uint64_t ack_tx, ack_rx, ack_piggybacked;
 	uint64_t rnr_nak_tx, rnr_nak_rx, err_nak_tx;
 	uint64_t rto_fired, fast_lost;
 	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx;

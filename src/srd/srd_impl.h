@@ -105,6 +105,7 @@ struct srd_tx {
 	struct list_node retx; /* PKT_LOST, oldest first */
 	struct list_node rnrq; /* PKT_RNR, by rnr_until */
 	uint64_t last_progress_ns;
+	uint64_t last_data_tx_ns; /* we last sent this peer data (acks may wait for more) */
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	/* RTT and congestion state */
@@ -134,9 +135,12 @@ struct srd_rx {
 	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
 	uint32_t prev_epoch; /* the one before: its stragglers are ignored */
 	uint32_t cum;
-	uint64_t *bitmap; /* window bits, PSN & (window - 1) */
-	bool ack_pending;
-	bool stale_pending; /* answer with SRD_ACK_F_STALE */
+	uint64_t *bitmap;    /* window bits, PSN & (window - 1) */
+	bool ack_pending;    /* something received since the last ack */
+	bool ack_urgent;     /* ...and it cannot wait: holes, duplicates, refusals, 2+ packets */
+	uint32_t unacked;    /* packets since the last ack */
+	uint64_t ack_due_ns; /* a lone packet's ack goes out by then */
+	bool stale_pending;  /* answer with SRD_ACK_F_STALE */
 	uint32_t stale_dst_epoch;
 	uint32_t echo_psn;
 	struct srd_nak naks[SRD_ACK_MAX_NAK]; /* RNR (once) and errors (until horizon) */
@@ -193,8 +197,10 @@ int srd_rx_init(struct srd_peer *p);
 void srd_rx_free(struct srd_peer *p);
 void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                     uint64_t now);
-bool srd_rx_has_work(const struct srd_peer *p);
-int srd_rx_write_ack(struct srd_peer *p, struct srd_pkt_out *out);
+bool srd_rx_has_work(const struct srd_peer *p, uint64_t now);
+/* Fills a data header's piggybacked ack when a plain one is due (and clears it). */
+void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h);
+int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 void srd_rx_expiry(struct srd_peer *p, uint64_t now);
 uint64_t srd_rx_deadline(const struct srd_peer *p);
 

@@ -98,11 +98,12 @@ int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const ui
 }
 
 /*
- * DATA layout (56 bytes):
+ * DATA layout (64 bytes):
  *   0 prefix | 4 src_port u16 | 6 flags u8 | 7 path u8 | 8 src_epoch u32
  *  12 dst_epoch u32 | 16 psn u32 | 20 horizon u32 | 24 msn u32 | 28 msg_len u32
  *  32 offset u32 | 36 dst_qpn u16 | 38 src_qpn u16 | 40 qkey u32 | 44 imm u32
- *  48 opcode u8 | 49 sl u8 | 50 payload_len u16 | 52 reserved u32 (zero)
+ *  48 opcode u8 | 49 sl u8 | 50 payload_len u16 | 52 ack_cum u32 | 56 ack_echo u32
+ *  60 reserved u32 (zero)
  */
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 {
@@ -124,7 +125,9 @@ size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 	buf[48] = h->opcode;
 	buf[49] = h->sl;
 	put16(buf + 50, h->payload_len);
-	put32(buf + 52, 0);
+	put32(buf + 52, h->ack_cum);
+	put32(buf + 56, h->ack_echo);
+	put32(buf + 60, 0);
 	return SRD_DATA_HDR_LEN;
 }
 
@@ -155,7 +158,10 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
 	h->opcode = pkt[48];
 	h->sl = pkt[49];
 	h->payload_len = get16(pkt + 50);
-	if (get32(pkt + 52) != 0 || (h->flags & ~SRD_DATA_F_IMM) || h->opcode != SRD_OP_SEND)
+	h->ack_cum = get32(pkt + 52);
+	h->ack_echo = get32(pkt + 56);
+	if (get32(pkt + 60) != 0 || (h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK)) ||
+	    h->opcode != SRD_OP_SEND)
 		return SRD_WIRE_ERR_FORMAT;
 	if (len - SRD_DATA_HDR_LEN != h->payload_len)
 		return len - SRD_DATA_HDR_LEN < h->payload_len ? SRD_WIRE_ERR_SHORT

@@ -43,13 +43,14 @@ struct srd_ud_hdr {
 
 enum srd_data_flags {
 	SRD_DATA_F_IMM = 1u << 0,
+	SRD_DATA_F_ACK = 1u << 1, /* ack_cum and ack_echo carry an acknowledgement */
 };
 
 enum srd_data_opcode {
 	SRD_OP_SEND = 0,
 };
 
-#define SRD_DATA_HDR_LEN 56u
+#define SRD_DATA_HDR_LEN 64u
 
 struct srd_data_hdr {
 	uint16_t src_port;
@@ -69,6 +70,8 @@ struct srd_data_hdr {
 	uint8_t opcode; /* enum srd_data_opcode */
 	uint8_t sl;
 	uint16_t payload_len;
+	uint32_t ack_cum; /* with SRD_DATA_F_ACK: an ack riding on data, as in an ack */
+	uint32_t ack_echo;
 };
 
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h);

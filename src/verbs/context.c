@@ -346,6 +346,8 @@ SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
 	if (!sefa_is_our_context(context))
 		return EINVAL;
 	ctx = to_sctx(context);
+	/* Acks held for a reply that will not come now: send them first. */
+	net_engine_flush_acks(ctx->sh->eng);
 	destroy_leftovers(ctx);
 	close(ctx->async_rfd);
 	close(ctx->async_wfd);

@@ -34,9 +34,6 @@ run_pair ib_send_bw_ud 120 "$p" ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -p "$p" -- \
 p=$(free_port)
 run_pair ib_send_bw_ud_all 300 "$p" ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -a -p "$p" -- \
 	ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -a -p "$p" 127.0.0.1
-p=$(free_port)
-run_pair ib_send_bw_ud_q8 120 "$p" ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -q 8 -p "$p" -- \
-	ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -q 8 -p "$p" 127.0.0.1
 
 # The same test unmodified, with the documented option that accepts unsignaled sends.
 p=$(free_port)

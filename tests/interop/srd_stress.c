@@ -16,6 +16,7 @@
  * Exit status 0 on success; every failure prints the seed.
  */
 #include <errno.h>
+#include <poll.h>
 #include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
 #include <signal.h>
@@ -181,7 +182,20 @@ static void post_send(struct node *n, struct ibv_ah *ah, uint32_t qpn, uint32_t 
 		FAIL("post_send seq %u", seq);
 }
 
-/* Receives `count` messages (or until `stop` is set by the parent), checking each. */
+/*
+ * Keeps the engine answering (acks for retransmissions: the network may have eaten
+ * the last ones) until the sender says it is done, by closing its end of `done_fd`.
+ */
+static void linger(struct node *n, int done_fd)
+{
+	struct pollfd pfd = {.fd = done_fd, .events = POLLIN};
+	struct ibv_wc wc;
+
+	while (poll(&pfd, 1, 0) == 0)
+		ibv_poll_cq(n->cq, 1, &wc);
+}
+
+/* Receives `count` messages, checking each. */
 static int serve(struct node *n, uint32_t count, uint32_t max)
 {
 	uint8_t *seen = calloc(count, 1);
@@ -291,22 +305,28 @@ static int cmd_pair(uint32_t count, uint32_t max)
 		FAIL("pipe");
 	pid = fork();
 	if (pid == 0) {
+		int rc;
+
+		close(down[1]);
 		node_open(&n, &me);
 		xfer(up[1], &me, sizeof(me), true);
-		_exit(serve(&n, count, max));
+		rc = serve(&n, count, max);
+		linger(&n, down[0]);
+		_exit(rc);
 	}
+	close(down[0]);
 	xfer(up[0], &peer, sizeof(peer), false);
 	node_open(&n, &me);
 	ah = make_ah(&n, &peer);
 	t0 = now_ns();
 	stream(&n, ah, peer.qpn, count, max);
+	close(down[1]);
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		FAIL("server failed");
 	printf("srd_stress pair: %u messages (0..%u bytes) delivered exactly once, intact, in "
 	       "%.2f s\n",
 	       count, max, (double)(now_ns() - t0) / 1e9);
-	(void)down;
 	return 0;
 }
 
@@ -315,7 +335,7 @@ static int cmd_kill(uint32_t count)
 {
 	uint64_t timeout_ms =
 	    getenv("SOFTEFA_TIMEOUT_MS") ? strtoull(getenv("SOFTEFA_TIMEOUT_MS"), NULL, 10) : 3000;
-	int up1[2], up2[2], status;
+	int up1[2], up2[2], down2[2], status;
 	struct ep_info me, p1, p2;
 	struct node n = {0};
 	struct ibv_ah *ah1, *ah2;
@@ -323,7 +343,7 @@ static int cmd_kill(uint32_t count)
 	uint64_t t_kill, t_last_fail = 0;
 	pid_t c1, c2;
 
-	if (pipe(up1) || pipe(up2))
+	if (pipe(up1) || pipe(up2) || pipe(down2))
 		FAIL("pipe");
 	c1 = fork();
 	if (c1 == 0) {
@@ -334,10 +354,16 @@ static int cmd_kill(uint32_t count)
 	}
 	c2 = fork();
 	if (c2 == 0) {
+		int rc;
+
+		close(down2[1]);
 		node_open(&n, &me);
 		xfer(up2[1], &me, sizeof(me), true);
-		_exit(serve(&n, count, 1000));
+		rc = serve(&n, count, 1000);
+		linger(&n, down2[0]);
+		_exit(rc);
 	}
+	close(down2[0]);
 	xfer(up1[0], &p1, sizeof(p1), false);
 	xfer(up2[0], &p2, sizeof(p2), false);
 	node_open(&n, &me);
@@ -408,6 +434,7 @@ static int cmd_kill(uint32_t count)
 			}
 		}
 	}
+	close(down2[1]);
 	waitpid(c2, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		FAIL("live receiver failed");
