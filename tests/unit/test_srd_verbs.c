@@ -279,6 +279,33 @@ static void test_flush(struct srd_end *a, struct srd_end *b)
 	to_rts(a->qp, 7);
 }
 
+/* Nobody ever answers at that address: LOCAL_UNREACH_REMOTE (15) after the timeout. */
+static void test_unreachable(struct srd_end *a)
+{
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+
+	/* Our own GID with port 9 (discard): a valid softefa address, never an engine. */
+	aa.grh.dgid = a->gid;
+	aa.grh.dgid.raw[6] = 0;
+	aa.grh.dgid.raw[7] = 9;
+	ah = ibv_create_ah(a->pd, &aa);
+	REQUIRE(ah);
+	ibv_wr_start(a->qx);
+	a->qx->wr_id = 77;
+	a->qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(a->qx);
+	ibv_wr_set_ud_addr(a->qx, ah, 5, QKEY);
+	ibv_wr_set_sge(a->qx, a->mr->lkey, (uintptr_t)sslot(a, 0), 64);
+	CHECK_EQ(ibv_wr_complete(a->qx), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.wr_id, 77);
+	CHECK_EQ(wc.status, IBV_WC_RESP_TIMEOUT_ERR);
+	CHECK_EQ(wc.vendor_err, 15);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+}
+
 static const struct net_stats_file *stats;
 
 /* The hint lets a burst leave in one batch: fewer send system calls, same delivery. */
@@ -309,6 +336,7 @@ int main(void)
 	REQUIRE(mkdtemp(run_dir));
 	setenv("SOFTEFA_RUN_DIR", run_dir, 1);
 	setenv("SOFTEFA_RNR_DELAY_US", "200", 1);
+	setenv("SOFTEFA_TIMEOUT_MS", "300", 1);
 	end_open(&a, 8, EFADV_WR_EX_WITH_PROCESSING_HINTS, 7);
 	end_open(&b, 0, 0, 7);
 	end_connect(&a, &b);
@@ -329,6 +357,7 @@ int main(void)
 	CHECK(stats->c.tx_deferred_wrs >= 16);
 	CHECK(hinted * 2 < plain);
 	test_flush(&a, &b);
+	test_unreachable(&a);
 	end_close(&a);
 	end_close(&b);
 	rmdir(run_dir);
