@@ -74,7 +74,7 @@ SEFA_EXPORT struct efadv_qp *sefa_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *ibvq
 	return &to_sqp_ex(ibvqpx)->dv;
 }
 
-#define EFADV_CQ_SUPP_WC_FLAGS EFADV_WC_EX_WITH_SGID
+#define EFADV_CQ_SUPP_WC_FLAGS (EFADV_WC_EX_WITH_SGID | EFADV_WC_EX_WITH_IS_UNSOLICITED)
 
 SEFA_EXPORT struct ibv_cq_ex *sefa_efadv_create_cq(struct ibv_context *ibvctx,
                                                    struct ibv_cq_init_attr_ex *attr_ex,

@@ -65,6 +65,7 @@ struct net_ep;
  */
 struct net_srd_tag {
 	struct net_ep *ep;
+	uint8_t kind; /* the owner's own: which of its objects the tag heads */
 };
 
 /* An SRD message arriving for an endpoint. */
@@ -84,15 +85,24 @@ struct net_ep_ops {
 	 * when a receive was consumed by the error). place/done/abort as in srd.h.
 	 */
 	int (*srd_claim)(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag);
-	void (*srd_place)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
-	                  const uint8_t *data, uint32_t len);
+	int (*srd_place)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+	                 const uint8_t *data, uint32_t len);
 	void (*srd_done)(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx);
 	void (*srd_abort)(struct net_ep *ep, struct net_srd_tag *tag);
-	/* A send finished with an SRD status. */
+	/* A read request: check it and name its source bytes (the tag may belong to another
+	 * endpoint of the owner's), or refuse it with a status. */
+	int (*srd_read)(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag);
+	/* Bytes answering one of our reads: place them; SRD_OK or a failing status. */
+	int (*srd_tx_place)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+	                    const uint8_t *data, uint32_t len);
+	/* A message of ours finished with an SRD status. */
 	void (*srd_tx_done)(struct net_ep *ep, struct net_srd_tag *tag, int status);
-	/* Points iov at bytes [offset, offset + len) of a send; returns the count used. */
-	unsigned (*srd_gather)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
-	                       uint32_t len, struct iovec *iov, unsigned max);
+	/*
+	 * Points iov at bytes [offset, offset + len) of a message of ours; returns the
+	 * count used, or a negative SRD status when the bytes may no longer be read.
+	 */
+	int (*srd_gather)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
+	                  struct iovec *iov, unsigned max);
 };
 
 /* A local endpoint: embedded in the QP that owns it. */

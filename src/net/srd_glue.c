@@ -51,13 +51,38 @@ static int cb_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	return status;
 }
 
-static void cb_rx_place(void *user, void *handle, uint32_t offset, const uint8_t *data,
-                        uint32_t len)
+static int cb_rx_place(void *user, void *handle, uint32_t offset, const uint8_t *data, uint32_t len)
 {
 	struct net_srd_tag *tag = handle;
 
 	(void)user;
-	tag->ep->ops->srd_place(tag->ep, tag, offset, data, len);
+	return tag->ep->ops->srd_place(tag->ep, tag, offset, data, len);
+}
+
+static int cb_rx_read(void *user, const struct srd_rx_msg *m, void **cookie)
+{
+	struct net_engine *e = eng_of(user);
+	struct net_ep *ep = e->eps[m->dst_qpn];
+	struct net_srd_tag *tag = NULL;
+	struct net_srd_rx rx;
+	int status;
+
+	if (!ep || !ep->ops->srd_read) {
+		e->stats->c.rx_unknown_qpn++;
+		return SRD_REMOTE_BAD_DEST_QPN;
+	}
+	rx_info(e, m, &rx);
+	status = ep->ops->srd_read(ep, &rx, &tag);
+	*cookie = tag;
+	return status;
+}
+
+static int cb_tx_place(void *user, void *cookie, uint32_t offset, const uint8_t *data, uint32_t len)
+{
+	struct net_srd_tag *tag = cookie;
+
+	(void)user;
+	return tag->ep->ops->srd_tx_place(tag->ep, tag, offset, data, len);
 }
 
 static void cb_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
@@ -91,6 +116,8 @@ static const struct srd_callbacks glue_cb = {
     .rx_place = cb_rx_place,
     .rx_done = cb_rx_done,
     .rx_abort = cb_rx_abort,
+    .rx_read = cb_rx_read,
+    .tx_place = cb_tx_place,
     .tx_done = cb_tx_done,
 };
 
@@ -211,9 +238,16 @@ void net_engine_pump(struct net_engine *e)
 		e->tx_iov[k][0].iov_len = out.hdr_len;
 		if (out.len) {
 			struct net_srd_tag *tag = out.cookie;
+			int got = tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
+			                                   &e->tx_iov[k][1], NET_TX_IOV - 1);
 
-			niov += tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
-			                                 &e->tx_iov[k][1], NET_TX_IOV - 1);
+			if (got < 0) {
+				/* Its memory is gone: this packet never leaves, the message fails. */
+				e->ntx--;
+				srd_msg_fail(e->srd, out.msg, -got, now);
+				continue;
+			}
+			niov += (unsigned)got;
 		}
 		memset(&e->tx_addr[k], 0, sizeof(e->tx_addr[k]));
 		e->tx_addr[k].sin_family = AF_INET;

@@ -46,6 +46,8 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 	if (!ep)
 		return NULL;
 	ep->cfg = *cfg;
+	if (ep->cfg.mss < SRD_RDMA_EXT_LEN + 1)
+		ep->cfg.mss = SRD_RDMA_EXT_LEN + 1;
 	if (ep->cfg.npaths < 1)
 		ep->cfg.npaths = 1;
 	if (ep->cfg.npaths > 64)
@@ -335,6 +337,13 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 	return 0;
 }
 
+/* Packets of the same datagram size: an RDMA header's extension costs payload. */
+static void msg_segment(const struct srd_ep *ep, struct srd_msg *m)
+{
+	m->seg = ep->cfg.mss - (srd_data_hdr_len(m->wire_op) - SRD_DATA_HDR_LEN);
+	m->npkts = m->wire_len ? (m->wire_len + m->seg - 1) / m->seg : 1;
+}
+
 struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
                          void *cookie, uint64_t now)
 {
@@ -346,7 +355,22 @@ struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct 
 	m->cookie = cookie;
 	m->d = *d;
 	m->msn = peer->tx.next_msn++;
-	m->npkts = d->len ? (d->len + ep->cfg.mss - 1) / ep->cfg.mss : 1;
+	switch (d->op) {
+	case SRD_MSG_WRITE:
+		m->wire_op = SRD_OP_WRITE;
+		break;
+	case SRD_MSG_WRITE_IMM:
+		m->wire_op = SRD_OP_WRITE_IMM;
+		break;
+	case SRD_MSG_READ:
+		m->wire_op = SRD_OP_READ_REQ;
+		break;
+	default:
+		m->wire_op = SRD_OP_SEND;
+		break;
+	}
+	m->wire_len = m->wire_op == SRD_OP_READ_REQ ? 0 : d->len;
+	msg_segment(ep, m);
 	m->state = MSG_QUEUED;
 	if (d->sl >= SRD_SL_LOW_LATENCY) {
 		struct list_node *pos;
@@ -369,10 +393,30 @@ struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct 
 	return m;
 }
 
+/* The answer to a read: a message of our own, back to the requester. */
+struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t len, uint8_t status,
+                                void *cookie, uint64_t now)
+{
+	struct srd_msg_desc d = {.op = SRD_MSG_SEND, .len = len, .rnr_retry = 7};
+	struct srd_msg *m = srd_send(p->ep, p, &d, cookie, now);
+
+	if (!m)
+		return NULL;
+	m->wire_op = SRD_OP_READ_RESP;
+	m->read_msn = read_msn;
+	m->answer_status = status;
+	m->wire_len = status ? 0 : len;
+	msg_segment(p->ep, m);
+	return m;
+}
+
 void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->cwnd = p->tx.cwnd_x1024 / 1024;
+	info->reads_waiting = (uint32_t)0;
+	for (const struct list_node *l = p->tx.readq.next; l != &p->tx.readq; l = l->next)
+		info->reads_waiting++;
 	info->inflight = p->tx.inflight;
 	info->srtt_ns = p->tx.srtt_ns;
 	info->min_rtt_ns = p->tx.min_rtt_ns;

@@ -42,6 +42,7 @@ void srd_tx_init(struct srd_peer *p)
 		list_init(&tx->ring[i].pathq);
 	}
 	list_init(&tx->sendq);
+	list_init(&tx->readq);
 	list_init(&tx->inflight_list);
 	list_init(&tx->retx);
 	list_init(&tx->rnrq);
@@ -60,24 +61,32 @@ static void msg_maybe_free(struct srd_msg *m)
 void srd_tx_free(struct srd_peer *p)
 {
 	struct srd_tx *tx = &p->tx;
+	struct list_node *queues[2] = {&tx->sendq, &tx->readq};
 
-	if (tx->ring) {
-		for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
-			struct srd_slot *s = slot_of(p, psn);
+	if (!tx->ring) {
+		free(tx->paths);
+		return;
+	}
+	/* Unlink every queued message first; one still named by a slot lives on until the
+	 * ring walk drops its last reference. */
+	for (int q = 0; q < 2; q++) {
+		while (!list_empty(queues[q])) {
+			struct srd_msg *m = container_of(queues[q]->next, struct srd_msg, link);
 
-			if (s->msg) {
-				s->msg->state = MSG_FINISHED;
-				s->msg->slot_refs--;
-				msg_maybe_free(s->msg);
-			}
+			list_del(&m->link);
+			m->state = MSG_FINISHED;
+			msg_maybe_free(m);
 		}
 	}
-	while (tx->ring && !list_empty(&tx->sendq)) {
-		struct srd_msg *m = container_of(tx->sendq.next, struct srd_msg, link);
+	for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
+		struct srd_slot *s = slot_of(p, psn);
 
-		list_del(&m->link);
-		m->state = MSG_FINISHED;
-		msg_maybe_free(m);
+		if (s->msg) {
+			s->msg->state = MSG_FINISHED;
+			s->msg->slot_refs--;
+			msg_maybe_free(s->msg);
+			s->msg = NULL;
+		}
 	}
 	free(tx->ring);
 	free(tx->paths);
@@ -108,7 +117,7 @@ static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
 static bool outstanding(const struct srd_tx *tx)
 {
 	return tx->inflight || !list_empty(&tx->retx) || !list_empty(&tx->rnrq) ||
-	       !list_empty(&tx->sendq);
+	       !list_empty(&tx->sendq) || !list_empty(&tx->readq);
 }
 
 uint64_t srd_tx_deadline(const struct srd_peer *p)
@@ -196,11 +205,64 @@ static void msg_finish(struct srd_peer *p, struct srd_msg *m, int status, bool n
 			ep->stats.msgs_tx_ok++;
 		else
 			ep->stats.msgs_tx_err++;
-		ep->cb.tx_done(ep->user, m->cookie, status);
+		/* A refusal we sent for a read has nobody to tell. */
+		if (m->cookie)
+			ep->cb.tx_done(ep->user, m->cookie, status);
 	}
 	advance_una(p);
 	m->slot_refs--;
 	msg_maybe_free(m);
+}
+
+void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                      uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_msg *m = NULL;
+	struct list_node *l;
+	int status;
+
+	p->tx.last_progress_ns = now; /* the peer is answering */
+	for (l = p->tx.readq.next; l != &p->tx.readq; l = l->next) {
+		struct srd_msg *q = container_of(l, struct srd_msg, link);
+
+		if (q->msn == h->read_msn) {
+			m = q;
+			break;
+		}
+	}
+	/* An answer to a read we no longer wait for (failed, cancelled): drop its bytes. */
+	if (!m || h->msg_len != m->d.len)
+		return;
+	if (h->status) {
+		msg_finish(p, m, h->status, true);
+		return;
+	}
+	status = h->payload_len
+	             ? ep->cb.tx_place(ep->user, m->cookie, h->offset, payload, h->payload_len)
+	             : SRD_OK;
+	if (status != SRD_OK) {
+		msg_finish(p, m, status, true);
+		return;
+	}
+	m->answered += h->payload_len;
+	if (m->answered == m->d.len)
+		msg_finish(p, m, SRD_OK, true);
+}
+
+void srd_msg_fail(struct srd_ep *ep, struct srd_msg *m, int status, uint64_t now)
+{
+	struct srd_peer *p = m->peer;
+	uint32_t read_msn = m->read_msn, len = m->d.len;
+	bool answer = m->wire_op == SRD_OP_READ_RESP;
+
+	(void)ep;
+	if (m->state == MSG_FINISHED)
+		return;
+	msg_finish(p, m, status, true);
+	/* A read answer that cannot go on tells the requester: an empty, refusing answer. */
+	if (answer)
+		srd_send_answer(p, read_msn, len, (uint8_t)status, NULL, now);
 }
 
 void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m)
@@ -223,6 +285,11 @@ static void fail_all(struct srd_peer *p, int status)
 	}
 	while (!list_empty(&tx->sendq)) {
 		struct srd_msg *m = container_of(tx->sendq.next, struct srd_msg, link);
+
+		msg_finish(p, m, status, true);
+	}
+	while (!list_empty(&tx->readq)) {
+		struct srd_msg *m = container_of(tx->readq.next, struct srd_msg, link);
 
 		msg_finish(p, m, status, true);
 	}
@@ -294,8 +361,15 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	h.src_qpn = m->d.src_qpn;
 	h.qkey = m->d.qkey;
 	h.imm = m->d.imm;
-	h.opcode = SRD_OP_SEND;
+	h.opcode = m->wire_op;
 	h.sl = m->d.sl;
+	if (m->wire_op == SRD_OP_READ_RESP) {
+		h.read_msn = m->read_msn;
+		h.status = m->answer_status;
+	} else if (m->wire_op != SRD_OP_SEND) {
+		h.rkey = m->d.rkey;
+		h.raddr = m->d.raddr;
+	}
 	h.payload_len = (uint16_t)s->len;
 	srd_rx_piggyback(p, &h);
 	out->hdr_len = (uint32_t)srd_data_encode(out->hdr, &h);
@@ -303,13 +377,14 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	out->cookie = m->cookie;
 	out->offset = s->offset;
 	out->len = s->len;
+	out->msg = m;
 }
 
 int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 {
 	struct srd_tx *tx = &p->tx;
-	uint32_t mss = p->ep->cfg.mss;
 	struct srd_slot *s;
+	uint32_t mss;
 	struct srd_msg *m;
 
 	if (!list_empty(&tx->retx)) {
@@ -321,11 +396,12 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	if (list_empty(&tx->sendq) || !can_send_new(p))
 		return 0;
 	m = container_of(tx->sendq.next, struct srd_msg, link);
+	mss = m->seg;
 	s = slot_of(p, tx->next_psn);
 	s->msg = m;
 	s->psn = tx->next_psn++;
 	s->offset = m->sent_pkts * mss;
-	s->len = m->d.len - s->offset < mss ? m->d.len - s->offset : mss;
+	s->len = m->wire_len - s->offset < mss ? m->wire_len - s->offset : mss;
 	s->tx_count = 0;
 	if (m->sent_pkts == 0)
 		m->msn_first_psn = s->psn;
@@ -334,6 +410,9 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	if (m->sent_pkts == m->npkts) {
 		list_del(&m->link);
 		m->state = MSG_SENT;
+		/* A read stays findable by its number until its answer is complete. */
+		if (m->wire_op == SRD_OP_READ_REQ)
+			list_add_tail(&p->tx.readq, &m->link);
 	}
 	transmit(p, s, now, out);
 	return 1;
@@ -414,8 +493,13 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, 
 	}
 	slot_unlink(&p->tx, s);
 	s->state = PKT_DONE;
-	if (m && m->state != MSG_FINISHED && ++m->acked_pkts == m->npkts)
-		msg_finish(p, m, SRD_OK, true);
+	/* A read is done when its answer is, not when its request is acked. */
+	if (m && m->state != MSG_FINISHED && ++m->acked_pkts == m->npkts) {
+		if (m->wire_op == SRD_OP_READ_REQ)
+			m->state = MSG_AWAITING;
+		else
+			msg_finish(p, m, SRD_OK, true);
+	}
 }
 
 static void on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)

@@ -178,6 +178,49 @@ static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, uint32_t msn, const struct
 	return e;
 }
 
+/* A read request: checked, then answered with a message of our own. */
+/* What the owner hears of an arriving message, from its first packet's header. */
+static void rx_msg_info(const struct srd_peer *p, const struct srd_data_hdr *h,
+                        struct srd_rx_msg *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->from = p->addr;
+	info->peer_user = p->user;
+	info->dst_qpn = h->dst_qpn;
+	info->src_qpn = h->src_qpn;
+	info->qkey = h->qkey;
+	info->imm = h->imm;
+	info->has_imm = (h->flags & SRD_DATA_F_IMM) != 0;
+	info->len = h->msg_len;
+	/* SEND, WRITE and WRITE_IMM share their numbers on the wire and in the API. */
+	info->op = h->opcode == SRD_OP_READ_REQ ? SRD_MSG_READ : h->opcode;
+	info->rkey = h->rkey;
+	info->raddr = h->raddr;
+}
+
+static bool accept_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx_msg info;
+	void *cookie = NULL;
+	int status;
+
+	rx_msg_info(p, h, &info);
+	status = ep->cb.rx_read(ep->user, &info, &cookie);
+	if (status == SRD_OK && !srd_send_answer(p, h->msn, h->msg_len, 0, cookie, now)) {
+		/* Out of memory: the engine's cookie goes back, the read is refused. */
+		ep->cb.tx_done(ep->user, cookie, SRD_REMOTE_ABORT);
+		status = SRD_REMOTE_ABORT;
+	}
+	if (status != SRD_OK) {
+		add_nak(&p->rx, h->psn, (uint8_t)status);
+		ep->stats.err_nak_tx++;
+		return false;
+	}
+	ep->stats.reads_rx++;
+	return true;
+}
+
 /* Returns true when the packet's bytes were taken. */
 static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                    uint64_t now)
@@ -189,13 +232,31 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	void *handle = NULL;
 	int status;
 
+	if (h->opcode == SRD_OP_READ_RESP) {
+		/* An answer to one of our reads: the requester side places it. */
+		srd_tx_on_answer(p, h, payload, now);
+		return true;
+	}
+	if (h->opcode == SRD_OP_READ_REQ)
+		return accept_read(p, h, now);
 	if (e) {
 		if (e->status != SRD_OK) {
 			add_nak(rx, h->psn, e->status);
 			ep->stats.err_nak_tx++;
 			return false;
 		}
-		ep->cb.rx_place(ep->user, e->handle, h->offset, payload, h->payload_len);
+		if (h->payload_len) {
+			int st = ep->cb.rx_place(ep->user, e->handle, h->offset, payload,
+			                         h->payload_len);
+
+			if (st != SRD_OK) {
+				/* The target went away mid-message: refuse this and the rest. */
+				e->status = (uint8_t)st;
+				add_nak(rx, h->psn, e->status);
+				ep->stats.err_nak_tx++;
+				return false;
+			}
+		}
 		e->received += h->payload_len;
 		e->last_ns = now;
 		if (e->received == e->len) {
@@ -207,14 +268,7 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		return true;
 	}
 
-	info.from = p->addr;
-	info.peer_user = p->user;
-	info.dst_qpn = h->dst_qpn;
-	info.src_qpn = h->src_qpn;
-	info.qkey = h->qkey;
-	info.imm = h->imm;
-	info.has_imm = (h->flags & SRD_DATA_F_IMM) != 0;
-	info.len = h->msg_len;
+	rx_msg_info(p, h, &info);
 	status = ep->cb.rx_claim(ep->user, &info, &handle);
 	if (status == SRD_REMOTE_RNR) {
 		add_nak(rx, h->psn, SRD_REMOTE_RNR);
@@ -236,7 +290,15 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	}
 	if (h->payload_len == h->msg_len) {
 		/* The whole message in one packet: no bookkeeping needed. */
-		ep->cb.rx_place(ep->user, handle, 0, payload, h->payload_len);
+		status = h->payload_len
+		             ? ep->cb.rx_place(ep->user, handle, 0, payload, h->payload_len)
+		             : SRD_OK;
+		if (status != SRD_OK) {
+			ep->cb.rx_abort(ep->user, handle);
+			add_nak(rx, h->psn, (uint8_t)status);
+			ep->stats.err_nak_tx++;
+			return false;
+		}
 		ep->stats.msgs_rx++;
 		ep->cb.rx_done(ep->user, handle, &info);
 		return true;
@@ -249,7 +311,15 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	e->handle = handle;
 	e->status = SRD_OK;
 	e->last_ns = now;
-	ep->cb.rx_place(ep->user, handle, h->offset, payload, h->payload_len);
+	status = ep->cb.rx_place(ep->user, handle, h->offset, payload, h->payload_len);
+	if (status != SRD_OK) {
+		rxmsg_unlink(rx, e);
+		free(e);
+		ep->cb.rx_abort(ep->user, handle);
+		add_nak(rx, h->psn, (uint8_t)status);
+		ep->stats.err_nak_tx++;
+		return false;
+	}
 	e->received = h->payload_len;
 	return true;
 }

@@ -43,7 +43,8 @@ struct srd_addr {
 
 struct srd_config {
 	uint16_t local_port; /* our engine's base UDP port: our identity on the wire */
-	uint32_t mss;        /* payload bytes per data packet */
+	uint32_t mss;        /* payload bytes of a send packet; RDMA packets carry
+	                      * SRD_RDMA_EXT_LEN fewer, so every datagram fits the same size */
 	uint32_t npaths;     /* paths (source ports) to spray over, 1..64 */
 	uint32_t window;     /* packets in flight per peer; a power of two */
 	uint64_t rto_min_ns; /* retransmission timeout bounds */
@@ -68,9 +69,20 @@ void srd_config_default(struct srd_config *cfg);
  */
 #define SRD_SL_LOW_LATENCY 8
 
+/* Message kinds: the wire opcodes a requester starts. */
+enum srd_msg_op {
+	SRD_MSG_SEND = 0,      /* into the destination QP's next receive */
+	SRD_MSG_WRITE = 1,     /* to (rkey, raddr) */
+	SRD_MSG_WRITE_IMM = 2, /* to (rkey, raddr), then a receive completion (imm) */
+	SRD_MSG_READ = 3,      /* len bytes from (rkey, raddr), placed by tx_place */
+};
+
 /* What a message carries besides its bytes. */
 struct srd_msg_desc {
-	uint32_t len;
+	uint8_t op;     /* enum srd_msg_op */
+	uint32_t len;   /* bytes sent; for a read, bytes asked for */
+	uint32_t rkey;  /* write and read */
+	uint64_t raddr; /* write and read: the remote address of byte 0 */
 	uint16_t dst_qpn;
 	uint16_t src_qpn;
 	uint32_t qkey;
@@ -81,10 +93,13 @@ struct srd_msg_desc {
 	bool burst;        /* part of a burst: keep the peer's burst path, do not spray */
 };
 
-/* A message arriving at the responder, as given to rx_claim. */
+/* A message arriving at the responder, as given to rx_claim and rx_read. */
 struct srd_rx_msg {
 	struct srd_addr from;
 	void *peer_user; /* srd_peer_set_user() value of the sender's peer, or NULL */
+	uint8_t op;      /* enum srd_msg_op */
+	uint32_t rkey;
+	uint64_t raddr;
 	uint16_t dst_qpn;
 	uint16_t src_qpn;
 	uint32_t qkey;
@@ -101,9 +116,21 @@ struct srd_callbacks {
 	 * sender (the responder completes its own WQE, if it claimed one).
 	 */
 	int (*rx_claim)(void *user, const struct srd_rx_msg *m, void **handle);
-	/* Bytes of a claimed message: place them at offset. */
-	void (*rx_place)(void *user, void *handle, uint32_t offset, const uint8_t *data,
-	                 uint32_t len);
+	/*
+	 * Bytes of a claimed message: place them at offset. Returns SRD_OK, or a status
+	 * that refuses the packet and fails the message (its target went away).
+	 */
+	int (*rx_place)(void *user, void *handle, uint32_t offset, const uint8_t *data,
+	                uint32_t len);
+	/*
+	 * A read request: check it; SRD_OK and *cookie naming the source bytes, which the
+	 * core then sends back as a message (gathered by (cookie, offset) like any other,
+	 * released by tx_done(cookie)); or a status refusing the read.
+	 */
+	int (*rx_read)(void *user, const struct srd_rx_msg *m, void **cookie);
+	/* Bytes answering our read `cookie`: place them. SRD_OK or a failing status. */
+	int (*tx_place)(void *user, void *cookie, uint32_t offset, const uint8_t *data,
+	                uint32_t len);
 	/* Every byte of a claimed message has been placed. */
 	void (*rx_done)(void *user, void *handle, const struct srd_rx_msg *m);
 	/* The sender restarted or gave up: give an unfinished claim back untouched. */
@@ -139,6 +166,12 @@ struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct 
                          void *cookie, uint64_t now);
 /* Forgets a message that has not completed (its QP flushed or went away): no tx_done. */
 void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m);
+/*
+ * Fails a message whose bytes cannot be read any more (its memory was deregistered):
+ * tx_done(status) for a message of ours; for the answer to a peer's read, the peer's
+ * read fails with status too.
+ */
+void srd_msg_fail(struct srd_ep *ep, struct srd_msg *m, int status, uint64_t now);
 
 /*
  * Forgets claims of unfinished messages for which match(handle, arg) is true (their
@@ -165,6 +198,7 @@ struct srd_pkt_out {
 	void *cookie;
 	uint32_t offset;
 	uint32_t len;
+	struct srd_msg *msg; /* the message the payload belongs to (for srd_msg_fail) */
 };
 
 /* Produces the next packet due now: 1 and *out filled, or 0 when nothing is due. */
@@ -180,7 +214,7 @@ struct srd_stats {
 	uint64_t ack_tx, ack_rx, ack_piggybacked;
 	uint64_t rnr_nak_tx, rnr_nak_rx, err_nak_tx;
 	uint64_t rto_fired, fast_lost;
-	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx;
+	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx, reads_rx;
 	uint64_t stale_epoch_rx, peer_restarts;
 	uint64_t path_down, path_up;
 };
@@ -190,6 +224,7 @@ const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
 struct srd_peer_info {
 	uint32_t cwnd;     /* packets */
 	uint32_t inflight; /* packets */
+	uint32_t reads_waiting;
 	uint64_t srtt_ns;
 	uint64_t min_rtt_ns;
 	uint32_t paths_up;

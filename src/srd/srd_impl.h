@@ -59,9 +59,10 @@ struct srd_slot {
 };
 
 enum srd_msg_state {
-	MSG_QUEUED,  /* not all packets sent yet */
-	MSG_SENT,    /* every packet sent at least once */
-	MSG_FINISHED /* completed or cancelled; freed when no slot refers to it */
+	MSG_QUEUED,   /* not all packets sent yet */
+	MSG_SENT,     /* every packet sent at least once */
+	MSG_AWAITING, /* a read whose request was acked: waiting for the answer's bytes */
+	MSG_FINISHED  /* completed or cancelled; freed when no slot refers to it */
 };
 
 struct srd_msg {
@@ -77,7 +78,13 @@ struct srd_msg {
 	uint32_t rnr_count;
 	uint64_t last_rnr_ns;
 	uint8_t state;
-	struct list_node link; /* peer's queue of messages to packetize */
+	uint8_t wire_op;       /* opcode on the wire (READ -> READ_REQ; answers READ_RESP) */
+	uint32_t wire_len;     /* bytes its packets carry (0 for a read request) */
+	uint32_t seg;          /* payload bytes per packet (by opcode: see srd_config.mss) */
+	uint32_t read_msn;     /* an answer: the request it answers */
+	uint8_t answer_status; /* an answer: 0, or the status refusing the read */
+	uint32_t answered;     /* a read: answer bytes placed so far */
+	struct list_node link; /* peer's queue of messages to packetize, or of reads waiting */
 };
 
 struct srd_path {
@@ -101,6 +108,7 @@ struct srd_tx {
 	struct srd_slot *ring;  /* window slots */
 	uint32_t inflight;      /* slots PKT_INFLIGHT */
 	struct list_node sendq; /* messages with packets not yet sent */
+	struct list_node readq; /* reads waiting for their answers */
 	struct list_node inflight_list;
 	struct list_node retx; /* PKT_LOST, oldest first */
 	struct list_node rnrq; /* PKT_RNR, by rnr_until */
@@ -182,7 +190,13 @@ struct srd_ep {
 void srd_peer_mark_ready(struct srd_peer *p);
 void srd_peer_update_deadline(struct srd_peer *p, uint64_t now);
 
+/* endpoint.c */
+struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t len, uint8_t status,
+                                void *cookie, uint64_t now);
+
 /* requester.c */
+void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                      uint64_t now);
 void srd_tx_init(struct srd_peer *p);
 void srd_tx_free(struct srd_peer *p);
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now);

@@ -103,7 +103,7 @@ int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const ui
  *  12 dst_epoch u32 | 16 psn u32 | 20 horizon u32 | 24 msn u32 | 28 msg_len u32
  *  32 offset u32 | 36 dst_qpn u16 | 38 src_qpn u16 | 40 qkey u32 | 44 imm u32
  *  48 opcode u8 | 49 sl u8 | 50 payload_len u16 | 52 ack_cum u32 | 56 ack_echo u32
- *  60 reserved u32 (zero)
+ *  60 status u8 (READ_RESP only) | 61 reserved u8[3] (zero)
  */
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 {
@@ -127,13 +127,21 @@ size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 	put16(buf + 50, h->payload_len);
 	put32(buf + 52, h->ack_cum);
 	put32(buf + 56, h->ack_echo);
-	put32(buf + 60, 0);
-	return SRD_DATA_HDR_LEN;
+	put32(buf + 60, (uint32_t)h->status << 24);
+	if (h->opcode == SRD_OP_SEND)
+		return SRD_DATA_HDR_LEN;
+	/* RDMA extension: 64 rkey u32 | 68 raddr u64 | 76 read_msn u32 */
+	put32(buf + 64, h->rkey);
+	put32(buf + 68, (uint32_t)(h->raddr >> 32));
+	put32(buf + 72, (uint32_t)h->raddr);
+	put32(buf + 76, h->read_msn);
+	return SRD_DATA_MAX_HDR;
 }
 
 int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, const uint8_t **payload)
 {
 	int type = srd_wire_peek_type(pkt, len);
+	size_t hl;
 
 	if (type < 0)
 		return type;
@@ -160,17 +168,36 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
 	h->payload_len = get16(pkt + 50);
 	h->ack_cum = get32(pkt + 52);
 	h->ack_echo = get32(pkt + 56);
-	if (get32(pkt + 60) != 0 || (h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK)) ||
-	    h->opcode != SRD_OP_SEND)
+	h->status = pkt[60];
+	if (pkt[61] || pkt[62] || pkt[63] || (h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK)) ||
+	    h->opcode > SRD_OP_READ_RESP)
 		return SRD_WIRE_ERR_FORMAT;
-	if (len - SRD_DATA_HDR_LEN != h->payload_len)
-		return len - SRD_DATA_HDR_LEN < h->payload_len ? SRD_WIRE_ERR_SHORT
-		                                               : SRD_WIRE_ERR_FORMAT;
-	/* The payload lies inside the message; only an empty message has an empty packet. */
+	hl = srd_data_hdr_len(h->opcode);
+	if (len < hl)
+		return SRD_WIRE_ERR_SHORT;
+	h->rkey = 0;
+	h->raddr = 0;
+	h->read_msn = 0;
+	if (h->opcode != SRD_OP_SEND) {
+		h->rkey = get32(pkt + 64);
+		h->raddr = (uint64_t)get32(pkt + 68) << 32 | get32(pkt + 72);
+		h->read_msn = get32(pkt + 76);
+	}
+	if (len - hl != h->payload_len)
+		return len - hl < h->payload_len ? SRD_WIRE_ERR_SHORT : SRD_WIRE_ERR_FORMAT;
+	/* A read request carries no bytes; a refused read answer neither. Only answers
+	 * carry a status or a request number. */
+	if ((h->opcode == SRD_OP_READ_REQ && h->payload_len) ||
+	    (h->opcode == SRD_OP_READ_RESP && h->status && h->payload_len) ||
+	    (h->opcode != SRD_OP_READ_RESP && (h->status || h->read_msn)))
+		return SRD_WIRE_ERR_FORMAT;
+	/* The payload lies inside the message; only an empty message (or a read request,
+	 * or a refused read answer) has an empty packet. */
 	if (h->src_port == 0 || h->src_epoch == 0 || h->offset > h->msg_len ||
-	    h->payload_len > h->msg_len - h->offset || (h->payload_len == 0 && h->msg_len != 0))
+	    h->payload_len > h->msg_len - h->offset ||
+	    (h->payload_len == 0 && h->msg_len != 0 && h->opcode != SRD_OP_READ_REQ && !h->status))
 		return SRD_WIRE_ERR_FORMAT;
-	*payload = pkt + SRD_DATA_HDR_LEN;
+	*payload = pkt + hl;
 	return 0;
 }
 

@@ -48,7 +48,15 @@ enum srd_data_flags {
 
 enum srd_data_opcode {
 	SRD_OP_SEND = 0,
+	SRD_OP_WRITE = 1,     /* bytes go to (rkey, raddr + offset) */
+	SRD_OP_WRITE_IMM = 2, /* the same, and the last byte completes a receive */
+	SRD_OP_READ_REQ = 3,  /* asks for msg_len bytes at (rkey, raddr); no payload */
+	SRD_OP_READ_RESP = 4, /* bytes answering read request read_msn, or its refusal */
 };
+
+/* Opcodes 1..4 carry a 16-byte RDMA extension after the base header. */
+#define SRD_RDMA_EXT_LEN 16u
+#define SRD_DATA_MAX_HDR (SRD_DATA_HDR_LEN + SRD_RDMA_EXT_LEN)
 
 #define SRD_DATA_HDR_LEN 64u
 
@@ -72,7 +80,18 @@ struct srd_data_hdr {
 	uint16_t payload_len;
 	uint32_t ack_cum; /* with SRD_DATA_F_ACK: an ack riding on data, as in an ack */
 	uint32_t ack_echo;
+	/* RDMA extension (opcodes WRITE, WRITE_IMM, READ_REQ, READ_RESP) */
+	uint32_t rkey;     /* WRITE*, READ_REQ */
+	uint64_t raddr;    /* WRITE*, READ_REQ: the remote address of the message's byte 0 */
+	uint32_t read_msn; /* READ_RESP: the request it answers */
+	uint8_t status;    /* READ_RESP: 0, or the EFA status refusing the read (no payload) */
 };
+
+/* Header length of a data packet with this opcode. */
+static inline size_t srd_data_hdr_len(uint8_t opcode)
+{
+	return opcode == SRD_OP_SEND ? SRD_DATA_HDR_LEN : SRD_DATA_MAX_HDR;
+}
 
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h);
 int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h,

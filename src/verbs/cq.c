@@ -70,7 +70,7 @@ static void slot_release(const struct sefa_cqe *c)
 {
 	if (c->is_send)
 		atomic_fetch_add_explicit(&c->qp->sq_done, c->slots, memory_order_release);
-	else
+	else if (!c->no_slot)
 		atomic_fetch_add_explicit(&c->qp->rq_done, 1, memory_order_release);
 }
 

@@ -52,6 +52,18 @@ bool sefa_mr_range_ok(struct sefa_shared *sh, const struct ibv_sge *sge, const s
 	       sge->addr - start <= mr->ibmr.length - sge->length;
 }
 
+uint8_t *sefa_mr_remote(struct sefa_shared *sh, uint32_t rkey, uint64_t raddr, uint64_t len,
+                        const struct ibv_pd *pd, unsigned access)
+{
+	struct sefa_mr *mr = sefa_mr_lookup(sh, rkey);
+
+	if (!mr || (pd && mr->ibmr.pd != pd) || (mr->access & access) != access)
+		return NULL;
+	if (raddr < mr->iova || len > mr->ibmr.length || raddr - mr->iova > mr->ibmr.length - len)
+		return NULL;
+	return (uint8_t *)mr->ibmr.addr + (raddr - mr->iova);
+}
+
 static void table_place(struct sefa_mr **slots, uint32_t cap, struct sefa_mr *mr)
 {
 	uint32_t i = key_slot(mr->ibmr.lkey, cap);

@@ -12,9 +12,10 @@
 
 #define QP_CREATE_SUPP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 #define UD_SEND_OPS         (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define SRD_SEND_OPS        (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-/* UNSOLICITED_WRITE_RECV and INLINE_WRITE wait for RDMA write. */
-#define SRD_QP_FLAGS_SUPP 0u
+#define SRD_SEND_OPS                                                                     \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define SRD_QP_FLAGS_SUPP (EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV | EFADV_QP_FLAGS_INLINE_WRITE)
 /* Service levels: 0 is the default class, 8..15 the low-latency class (docs/srd.md). */
 #define SRD_SL_MAX 15u
 

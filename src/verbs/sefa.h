@@ -44,6 +44,8 @@ struct sefa_shared {
 	uint32_t nmr;
 	/* Object counts against the device limits; engine lock. */
 	uint32_t npd, ncq, nqp, nah;
+	/* The endpoint read answers belong to (not in the QPN table). */
+	struct net_ep answer_ep;
 };
 
 /* Objects a context owns, destroyed by ibv_close_device in this order if still alive. */
@@ -107,6 +109,7 @@ struct sefa_cqe {
 	uint8_t wc_flags;   /* IBV_WC_WITH_IMM only */
 	bool is_send;
 	bool unsolicited;
+	bool no_slot;   /* consumed no queue slot (an unsolicited write-with-imm) */
 	uint32_t slots; /* queue slots this entry gives back: 1 + unsignaled sends before it */
 	uint8_t sgid[16];
 };
@@ -165,6 +168,8 @@ struct sefa_send_wqe {
 	uint32_t remote_qpn;
 	uint32_t remote_qkey;
 	uint32_t hints; /* enum efadv_wr_processing_hint */
+	uint32_t rkey;  /* RDMA: the remote region */
+	uint64_t raddr;
 };
 
 /* An SRD send from post until the core reports it delivered or failed. */
@@ -178,13 +183,35 @@ struct sefa_sq_slot {
 	bool busy;
 };
 
-/* A receive claimed by an arriving SRD message until it is whole. */
+/* Kinds of SRD tags (net_srd_tag.kind). */
+enum sefa_tag_kind { TAG_SQ = 1, TAG_CLAIM, TAG_ANSWER };
+
+/*
+ * What an arriving SRD message claimed until it is whole: a receive (send, and
+ * write-with-imm unless unsolicited), a target region (write), or both. Sends use a
+ * pool of rq_depth; writes are allocated and listed on the QP.
+ */
 struct sefa_rq_claim {
 	struct net_srd_tag tag; /* first: the core's handle */
 	struct sefa_recv_wqe w;
+	bool has_wqe;
+	bool pooled;
+	uint8_t op; /* enum srd_msg_op */
 	uint32_t len;
+	uint32_t rkey; /* writes: the target */
+	uint64_t raddr;
+	struct list_node link; /* writes: the QP's list */
 	uint32_t next_free;
 	bool busy;
+};
+
+/* The source of an answer to a peer's RDMA read; owned by the device, not a QP. */
+struct sefa_answer {
+	struct net_srd_tag tag; /* first: the core's cookie */
+	struct sefa_shared *sh;
+	uint32_t rkey;
+	uint64_t raddr;
+	uint32_t len;
 };
 
 struct sefa_qp {
@@ -234,6 +261,7 @@ struct sefa_qp {
 	uint32_t sq_free;
 	struct sefa_rq_claim *rq_claims;
 	uint32_t rq_free;
+	struct list_node write_claims;
 
 	/* wr_* session: staged WQEs, committed by wr_complete */
 	struct sefa_send_wqe *stage;
@@ -302,6 +330,13 @@ struct sefa_mr *sefa_mr_lookup(struct sefa_shared *sh, uint32_t key);
 /* Does the SGE lie inside an MR of pd that grants `access` (0 = any)? */
 bool sefa_mr_range_ok(struct sefa_shared *sh, const struct ibv_sge *sge, const struct ibv_pd *pd,
                       unsigned access);
+/*
+ * A remote access: [raddr, raddr + len) in the iova space of the MR with rkey, which
+ * must grant `access` (and belong to pd, unless pd is NULL). Returns the local address
+ * of raddr, or NULL.
+ */
+uint8_t *sefa_mr_remote(struct sefa_shared *sh, uint32_t rkey, uint64_t raddr, uint64_t len,
+                        const struct ibv_pd *pd, unsigned access);
 
 /* cq.c */
 void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "sefa.h"
+#include "srd_qp.h"
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sefa_shared *shared[SEFA_MAX_DEVICES];
@@ -22,6 +23,7 @@ int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
 			goto out;
 		}
 		sh->dev_index = dev_index;
+		sh->answer_ep.ops = &sefa_answer_ops;
 		err = net_engine_acquire(dev_index, &sh->eng);
 		if (err) {
 			free(sh);

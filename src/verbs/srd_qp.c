@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * SRD queue pairs on the engine's SRD core. A send lives in an SQ slot (its WQE and
- * inline bytes) from post until the core reports it delivered or failed; the core
- * reads its payload straight from the application's memory through srd_gather. A
- * message arriving claims the next posted receive into an RQ claim slot, its bytes
- * are placed at their offsets as packets arrive in any order, and it completes when
- * whole. Every receive SGE is checked against its MR when the message claims it.
+ * SRD queue pairs on the engine's SRD core. A message of ours (send, RDMA write, RDMA
+ * read) lives in an SQ slot from post until the core reports it done; the core reads
+ * its bytes straight from the application's memory through srd_gather, and an RDMA
+ * read's answer is placed through srd_tx_place. An arriving message claims what it
+ * needs when its first packet arrives: the next posted receive (send, write with
+ * immediate unless unsolicited) and/or a target region (write); its bytes are placed
+ * as packets arrive in any order, and it completes when whole. A peer's read is
+ * answered from a region of ours by the device's answer endpoint.
+ *
+ * Every remote access is checked before a byte moves: the rkey names an MR of the
+ * QP's PD granting the access, the range lies inside it, and the requester is known
+ * (an AH for it in the PD). Each packet checks again, so a region deregistered mid-way
+ * is never written or read after dereg returns.
  */
 #include <endian.h>
 #include <errno.h>
@@ -27,6 +34,7 @@ int sefa_srd_qp_init(struct sefa_qp *qp)
 {
 	uint32_t inl = qp->cap.max_inline_data;
 
+	list_init(&qp->write_claims);
 	qp->sq_slots = calloc(qp->sq_depth ? qp->sq_depth : 1, sizeof(*qp->sq_slots));
 	qp->rq_claims = calloc(qp->rq_depth ? qp->rq_depth : 1, sizeof(*qp->rq_claims));
 	if (inl && qp->sq_depth)
@@ -35,6 +43,7 @@ int sefa_srd_qp_init(struct sefa_qp *qp)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < qp->sq_depth; i++) {
 		qp->sq_slots[i].tag.ep = &qp->ep;
+		qp->sq_slots[i].tag.kind = TAG_SQ;
 		qp->sq_slots[i].qp = qp;
 		qp->sq_slots[i].w.inline_buf =
 		    qp->sq_inline ? qp->sq_inline + (size_t)i * inl : NULL;
@@ -42,6 +51,9 @@ int sefa_srd_qp_init(struct sefa_qp *qp)
 	}
 	for (uint32_t i = 0; i < qp->rq_depth; i++) {
 		qp->rq_claims[i].tag.ep = &qp->ep;
+		qp->rq_claims[i].tag.kind = TAG_CLAIM;
+		qp->rq_claims[i].pooled = true;
+		list_init(&qp->rq_claims[i].link);
 		qp->rq_claims[i].next_free = i + 1;
 	}
 	qp->sq_free = 0;
@@ -77,23 +89,57 @@ static void sq_slot_put(struct sefa_qp *qp, struct sefa_sq_slot *s)
 	qp->sq_free = (uint32_t)(s - qp->sq_slots);
 }
 
-static struct sefa_rq_claim *claim_get(struct sefa_qp *qp)
+/* A pooled claim for a send; an allocated, listed one for a write. */
+static struct sefa_rq_claim *claim_get(struct sefa_qp *qp, bool write)
 {
 	struct sefa_rq_claim *c;
 
-	if (qp->rq_free >= qp->rq_depth)
-		return NULL;
-	c = &qp->rq_claims[qp->rq_free];
-	qp->rq_free = c->next_free;
+	if (write) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		c->tag.ep = &qp->ep;
+		c->tag.kind = TAG_CLAIM;
+		list_add_tail(&qp->write_claims, &c->link);
+	} else {
+		if (qp->rq_free >= qp->rq_depth)
+			return NULL;
+		c = &qp->rq_claims[qp->rq_free];
+		qp->rq_free = c->next_free;
+	}
 	c->busy = true;
+	c->has_wqe = false;
 	return c;
 }
 
 static void claim_put(struct sefa_qp *qp, struct sefa_rq_claim *c)
 {
 	c->busy = false;
+	if (!c->pooled) {
+		list_del(&c->link);
+		free(c);
+		return;
+	}
 	c->next_free = qp->rq_free;
 	qp->rq_free = (uint32_t)(c - qp->rq_claims);
+}
+
+/* Takes the next posted receive into the claim. */
+static void take_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
+{
+	c->w = qp->rq[qp->rq_head];
+	c->has_wqe = true;
+	qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
+	qp->rq_count--;
+}
+
+/* Puts a claimed receive back at the head of the queue, as if never taken. */
+static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
+{
+	qp->rq_head = (qp->rq_head + qp->rq_depth - 1) % qp->rq_depth;
+	qp->rq[qp->rq_head] = c->w;
+	qp->rq_count++;
+	c->has_wqe = false;
 }
 
 /* ---- completions ---------------------------------------------------------------------- */
@@ -122,12 +168,36 @@ static void complete(struct sefa_qp *qp, uint64_t wr_id, bool is_send, bool sign
 	sefa_cq_push(to_scq(is_send ? qp->qpx.qp_base.send_cq : qp->qpx.qp_base.recv_cq), &c);
 }
 
+/* EFA's completion opcodes for our messages: a read completes as a send (a quirk). */
+static uint8_t send_wc_opcode(uint8_t wr_opcode)
+{
+	return wr_opcode == IBV_WR_RDMA_WRITE || wr_opcode == IBV_WR_RDMA_WRITE_WITH_IMM
+	           ? IBV_WC_RDMA_WRITE
+	           : IBV_WC_SEND;
+}
+
 /* ---- sending -------------------------------------------------------------------------- */
+
+static uint8_t msg_op(uint8_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case IBV_WR_RDMA_WRITE:
+		return SRD_MSG_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return SRD_MSG_WRITE_IMM;
+	case IBV_WR_RDMA_READ:
+		return SRD_MSG_READ;
+	default:
+		return SRD_MSG_SEND;
+	}
+}
 
 /* Locked. Hands one WQE to the core, or completes it at once with a local error. */
 void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 {
 	struct net_engine *eng = qp->sh->eng;
+	const struct sefa_limits *lim = &qp->ctx->cfg->lim;
+	uint8_t op = msg_op(w->opcode);
 	const struct net_peer *peer;
 	struct sefa_sq_slot *s;
 	struct srd_msg_desc d;
@@ -142,16 +212,20 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	} else if (w->is_inline) {
 		total = w->inline_len;
 	} else {
+		/* A read writes its local buffer: that needs LOCAL_WRITE. */
+		unsigned need = op == SRD_MSG_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+
 		for (uint32_t i = 0; i < w->num_sge; i++) {
 			if (w->sge[i].length &&
-			    !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, 0)) {
+			    !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, need)) {
 				status = EFA_STATUS_LOCAL_INVALID_LKEY;
 				break;
 			}
 			total += w->sge[i].length;
 		}
 	}
-	if (status == EFA_STATUS_OK && total > qp->ctx->cfg->lim.max_msg_size)
+	if (status == EFA_STATUS_OK &&
+	    total > (op == SRD_MSG_SEND ? lim->max_msg_size : lim->max_rdma_size))
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
 	if (status == EFA_STATUS_OK && w->remote_qpn > NET_QPN_MAX)
 		status = EFA_STATUS_REMOTE_BAD_DEST_QPN;
@@ -159,7 +233,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	if (status == EFA_STATUS_OK && !s)
 		status = EFA_STATUS_LOCAL_QP_INTERNAL_ERROR;
 	if (status != EFA_STATUS_OK) {
-		complete(qp, w->wr_id, true, w->signaled, status, IBV_WC_SEND);
+		complete(qp, w->wr_id, true, w->signaled, status, send_wc_opcode(w->opcode));
 		return;
 	}
 	/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
@@ -173,6 +247,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	}
 	s->len = (uint32_t)total;
 	memset(&d, 0, sizeof(d));
+	d.op = op;
 	d.len = (uint32_t)total;
 	d.dst_qpn = (uint16_t)w->remote_qpn;
 	d.src_qpn = (uint16_t)qp->ep.qpn;
@@ -182,11 +257,13 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	d.sl = qp->sl;
 	d.rnr_retry = qp->rnr_retry;
 	d.burst = (w->hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
+	d.rkey = w->rkey;
+	d.raddr = w->raddr;
 	s->msg = net_srd_send(eng, peer, &d, &s->tag);
 	if (!s->msg) {
 		sq_slot_put(qp, s);
 		complete(qp, w->wr_id, true, w->signaled, EFA_STATUS_LOCAL_QP_INTERNAL_ERROR,
-		         IBV_WC_SEND);
+		         send_wc_opcode(w->opcode));
 	}
 }
 
@@ -195,68 +272,145 @@ static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
 
-	complete(qp, s->w.wr_id, true, s->w.signaled, (unsigned)status, IBV_WC_SEND);
+	complete(qp, s->w.wr_id, true, s->w.signaled, (unsigned)status,
+	         send_wc_opcode(s->w.opcode));
 	sq_slot_put(qp, s);
 }
 
-static unsigned srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
-                           uint32_t len, struct iovec *iov, unsigned max)
+/* Points iov at [offset, offset + len) of an SGE list; returns how many it used. */
+static int sge_slice(const struct ibv_sge *sge, uint32_t nsge, uint32_t offset, uint32_t len,
+                     struct iovec *iov, unsigned max)
 {
-	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
 	unsigned n = 0;
 
-	(void)ep;
-	if (s->w.is_inline) {
-		iov[0].iov_base = s->w.inline_buf + offset;
-		iov[0].iov_len = len;
-		return 1;
-	}
-	for (uint32_t i = 0; i < s->w.num_sge && len && n < max; i++) {
-		uint32_t sl = s->w.sge[i].length;
+	for (uint32_t i = 0; i < nsge && len && n < max; i++) {
+		uint32_t sl = sge[i].length;
 
 		if (offset >= sl) {
 			offset -= sl;
 			continue;
 		}
-		iov[n].iov_base = (uint8_t *)(uintptr_t)s->w.sge[i].addr + offset;
+		iov[n].iov_base = (uint8_t *)(uintptr_t)sge[i].addr + offset;
 		iov[n].iov_len = sl - offset < len ? sl - offset : len;
 		len -= (uint32_t)iov[n].iov_len;
 		offset = 0;
 		n++;
 	}
-	return n;
+	return (int)n;
+}
+
+static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
+                      struct iovec *iov, unsigned max)
+{
+	struct sefa_qp *qp = qp_of(ep);
+	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
+
+	if (s->w.is_inline) {
+		iov[0].iov_base = s->w.inline_buf + offset;
+		iov[0].iov_len = len;
+		return 1;
+	}
+	/* The source must still be registered: never read memory deregistered since. */
+	for (uint32_t i = 0; i < s->w.num_sge; i++)
+		if (s->w.sge[i].length &&
+		    !sefa_mr_range_ok(qp->sh, &s->w.sge[i], qp->qpx.qp_base.pd, 0))
+			return -EFA_STATUS_LOCAL_INVALID_LKEY;
+	return sge_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
+}
+
+/* Bytes answering one of our reads, into its (single) local buffer. */
+static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+                        const uint8_t *data, uint32_t len)
+{
+	struct sefa_qp *qp = qp_of(ep);
+	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
+	struct ibv_sge part;
+
+	if (s->w.num_sge != 1 || (uint64_t)offset + len > s->w.sge[0].length)
+		return EFA_STATUS_LOCAL_BAD_LENGTH;
+	part = s->w.sge[0];
+	part.addr += offset;
+	part.length = len;
+	if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
+		return EFA_STATUS_LOCAL_INVALID_LKEY;
+	memcpy((void *)(uintptr_t)part.addr, data, len);
+	return SRD_OK;
 }
 
 /* ---- receiving ------------------------------------------------------------------------ */
 
-static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+static bool ready_to_receive(const struct sefa_qp *qp)
 {
-	struct sefa_qp *qp = qp_of(ep);
 	enum ibv_qp_state st = qp->qpx.qp_base.state;
-	struct sefa_rq_claim *c;
-	uint64_t room = 0;
-	unsigned status = EFA_STATUS_OK;
 
-	/* Not an SRD QP ready to receive, or the wrong qkey: the sender hears "bad QP". */
-	if (qp->kind != SEFA_QP_SRD ||
-	    (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE)) {
-		net_engine_counters(qp->sh->eng)->rx_bad_state++;
+	return qp->kind == SEFA_QP_SRD &&
+	       (st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD || st == IBV_QPS_SQE);
+}
+
+/* Not an SRD QP ready to receive, or the wrong qkey: the sender hears "bad QP". */
+static int addressable(struct sefa_qp *qp, const struct net_srd_rx *rx)
+{
+	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
+
+	if (!ready_to_receive(qp)) {
+		cnt->rx_bad_state++;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	if (rx->m->qkey != qp->qkey) {
-		net_engine_counters(qp->sh->eng)->rx_bad_qkey++;
+		cnt->rx_bad_qkey++;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
-	if (!qp->rq_count)
+	return SRD_OK;
+}
+
+/* The checks every remote access passes before a byte moves (see the file comment). */
+static int remote_access(struct sefa_qp *qp, const struct net_srd_rx *rx, unsigned access)
+{
+	if (net_peer_ahn_for(rx->peer, qp->qpx.qp_base.pd) == NET_AHN_UNKNOWN)
+		return SRD_REMOTE_UNKNOWN_PEER;
+	if (!sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr, rx->m->len, qp->qpx.qp_base.pd,
+	                    access))
+		return SRD_REMOTE_BAD_ADDRESS;
+	return SRD_OK;
+}
+
+static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+{
+	struct sefa_qp *qp = qp_of(ep);
+	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
+	bool write = rx->m->op == SRD_MSG_WRITE || rx->m->op == SRD_MSG_WRITE_IMM;
+	bool needs_wqe =
+	    rx->m->op == SRD_MSG_SEND || (rx->m->op == SRD_MSG_WRITE_IMM &&
+	                                  !(qp->efa_flags & EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV));
+	struct sefa_rq_claim *c;
+	unsigned status = EFA_STATUS_OK;
+	uint64_t room = 0;
+	int st;
+
+	st = addressable(qp, rx);
+	if (st != SRD_OK)
+		return st;
+	if (write) {
+		st = remote_access(qp, rx, IBV_ACCESS_REMOTE_WRITE);
+		if (st != SRD_OK) {
+			cnt->rx_access_err++;
+			return st;
+		}
+	}
+	if (needs_wqe && !qp->rq_count)
 		return SRD_REMOTE_RNR;
-	c = claim_get(qp);
+	c = claim_get(qp, write);
 	if (!c)
-		return SRD_REMOTE_RNR;
-	c->w = qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-	qp->rq_count--;
+		return SRD_REMOTE_RNR; /* out of memory: the sender retries */
+	c->op = rx->m->op;
 	c->len = rx->m->len;
+	c->rkey = rx->m->rkey;
+	c->raddr = rx->m->raddr;
 	*tag = &c->tag;
+	if (needs_wqe)
+		take_wqe(qp, c);
+	if (write)
+		return SRD_OK;
 	for (uint32_t i = 0; i < c->w.num_sge; i++) {
 		if (c->w.sge[i].length &&
 		    !sefa_mr_range_ok(qp->sh, &c->w.sge[i], qp->qpx.qp_base.pd,
@@ -271,19 +425,31 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	if (status == EFA_STATUS_OK)
 		return SRD_OK;
 	/* The receive is used up by the error, here and at the sender. */
-	net_engine_counters(qp->sh->eng)->rx_len_err += status == EFA_STATUS_LOCAL_BAD_LENGTH;
+	cnt->rx_len_err += status == EFA_STATUS_LOCAL_BAD_LENGTH;
 	complete(qp, c->w.wr_id, false, true, status, IBV_WC_RECV);
 	claim_put(qp, c);
 	return status == EFA_STATUS_LOCAL_BAD_LENGTH ? SRD_REMOTE_BAD_LENGTH : SRD_REMOTE_ABORT;
 }
 
-static void srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
-                      const uint8_t *data, uint32_t len)
+static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+                     const uint8_t *data, uint32_t len)
 {
+	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
 
-	(void)ep;
-	/* Bounds were checked at the claim: offset + len <= c->len <= the SGEs' room. */
+	if (c->op == SRD_MSG_WRITE || c->op == SRD_MSG_WRITE_IMM) {
+		/* Checked again per packet: the region may have been deregistered since. */
+		uint8_t *dst = sefa_mr_remote(qp->sh, c->rkey, c->raddr + offset, len,
+		                              qp->qpx.qp_base.pd, IBV_ACCESS_REMOTE_WRITE);
+
+		if (!dst) {
+			net_engine_counters(qp->sh->eng)->rx_access_err++;
+			return SRD_REMOTE_BAD_ADDRESS;
+		}
+		memcpy(dst, data, len);
+		return SRD_OK;
+	}
+	/* A send: bounds were checked at the claim, offset + len <= c->len <= room. */
 	for (uint32_t i = 0; i < c->w.num_sge && len; i++) {
 		uint32_t sl = c->w.sge[i].length, n;
 
@@ -297,6 +463,7 @@ static void srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 		len -= n;
 		offset = 0;
 	}
+	return SRD_OK;
 }
 
 static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx)
@@ -305,13 +472,16 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
 	struct sefa_cqe e;
 
+	if (c->op == SRD_MSG_WRITE) {
+		net_engine_counters(qp->sh->eng)->rdma_writes_rx++;
+		claim_put(qp, c); /* a plain write leaves no completion at the target */
+		return;
+	}
 	memset(&e, 0, sizeof(e));
-	e.wr_id = c->w.wr_id;
 	e.qp = qp;
 	e.qp_num = (uint16_t)qp->ep.qpn;
 	e.status = IBV_WC_SUCCESS;
-	e.opcode = IBV_WC_RECV;
-	e.byte_len = c->len; /* SRD has no GRH slot */
+	e.byte_len = c->len; /* SRD has no GRH slot; for write-imm, the write's length */
 	e.src_qp = rx->m->src_qpn;
 	e.slid = net_peer_ahn_for(rx->peer, qp->qpx.qp_base.pd);
 	if (rx->m->has_imm) {
@@ -319,28 +489,100 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 		e.wc_flags = IBV_WC_WITH_IMM;
 	}
 	memcpy(e.sgid, rx->src_gid, sizeof(e.sgid));
+	if (c->op == SRD_MSG_WRITE_IMM) {
+		e.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		net_engine_counters(qp->sh->eng)->rdma_writes_rx++;
+	} else {
+		e.opcode = IBV_WC_RECV;
+	}
+	if (c->has_wqe) {
+		e.wr_id = c->w.wr_id;
+	} else {
+		/* Unsolicited: no receive was consumed; the entry takes no RQ slot. */
+		e.unsolicited = true;
+		e.no_slot = true;
+	}
 	net_engine_counters(qp->sh->eng)->recv_wrs++;
 	claim_put(qp, c);
 	sefa_cq_push(to_scq(qp->qpx.qp_base.recv_cq), &e);
 }
 
-/* The sender restarted or gave up: the receive goes back to the head of the queue. */
+/* The sender restarted or gave up: a claimed receive goes back to the queue's head. */
 static void srd_abort(struct net_ep *ep, struct net_srd_tag *tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
 
-	qp->rq_head = (qp->rq_head + qp->rq_depth - 1) % qp->rq_depth;
-	qp->rq[qp->rq_head] = c->w;
-	qp->rq_count++;
+	if (c->has_wqe)
+		return_wqe(qp, c);
 	claim_put(qp, c);
 }
+
+/* ---- answering reads ------------------------------------------------------------------ */
+
+static int srd_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+{
+	struct sefa_qp *qp = qp_of(ep);
+	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
+	struct sefa_answer *a;
+	int st;
+
+	st = addressable(qp, rx);
+	if (st != SRD_OK)
+		return st;
+	st = remote_access(qp, rx, IBV_ACCESS_REMOTE_READ);
+	if (st != SRD_OK) {
+		cnt->rx_access_err++;
+		return st;
+	}
+	a = malloc(sizeof(*a));
+	if (!a)
+		return SRD_REMOTE_ABORT;
+	a->tag.ep = &qp->sh->answer_ep;
+	a->tag.kind = TAG_ANSWER;
+	a->sh = qp->sh;
+	a->rkey = rx->m->rkey;
+	a->raddr = rx->m->raddr;
+	a->len = rx->m->len;
+	cnt->rdma_reads_rx++;
+	*tag = &a->tag;
+	return SRD_OK;
+}
+
+static int answer_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
+                         struct iovec *iov, unsigned max)
+{
+	struct sefa_answer *a = container_of(tag, struct sefa_answer, tag);
+	/* The region must still be there, with read access (any PD: checked at the ask). */
+	uint8_t *src =
+	    sefa_mr_remote(a->sh, a->rkey, a->raddr + offset, len, NULL, IBV_ACCESS_REMOTE_READ);
+
+	(void)ep;
+	(void)max;
+	if (!src)
+		return -SRD_REMOTE_BAD_ADDRESS;
+	iov[0].iov_base = src;
+	iov[0].iov_len = len;
+	return 1;
+}
+
+static void answer_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
+{
+	(void)ep;
+	(void)status;
+	free(container_of(tag, struct sefa_answer, tag));
+}
+
+const struct net_ep_ops sefa_answer_ops = {
+    .srd_gather = answer_gather,
+    .srd_tx_done = answer_done,
+};
 
 /* ---- teardown ----------------------------------------------------------------------- */
 
 /*
- * Locked. Ends every send and claimed receive of the QP: with flush completions when
- * the QP moves to ERR, silently for RESET and destroy.
+ * Locked. Ends every message and claim of the QP: with flush completions when the QP
+ * moves to ERR, silently for RESET and destroy.
  */
 void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 {
@@ -354,7 +596,8 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		if (s->msg)
 			net_srd_cancel(eng, s->msg);
 		if (report)
-			complete(qp, s->w.wr_id, true, true, EFA_STATUS_FLUSHED, IBV_WC_SEND);
+			complete(qp, s->w.wr_id, true, true, EFA_STATUS_FLUSHED,
+			         send_wc_opcode(s->w.opcode));
 		sq_slot_put(qp, s);
 	}
 	net_srd_forget_claims(eng, &qp->ep);
@@ -367,6 +610,14 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV);
 		claim_put(qp, c);
 	}
+	while (!list_empty(&qp->write_claims)) {
+		struct sefa_rq_claim *c =
+		    container_of(qp->write_claims.next, struct sefa_rq_claim, link);
+
+		if (report && c->has_wqe)
+			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV);
+		claim_put(qp, c);
+	}
 }
 
 /* No rx_ud: a UD datagram addressed to an SRD QP is dropped (and counted). */
@@ -375,6 +626,8 @@ const struct net_ep_ops sefa_srd_ep_ops = {
     .srd_place = srd_place,
     .srd_done = srd_done,
     .srd_abort = srd_abort,
+    .srd_read = srd_read,
+    .srd_tx_place = srd_tx_place,
     .srd_tx_done = srd_tx_done,
     .srd_gather = srd_gather,
 };

@@ -13,5 +13,6 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w);
 void sefa_srd_qp_drain(struct sefa_qp *qp, bool report);
 
 extern const struct net_ep_ops sefa_srd_ep_ops;
+extern const struct net_ep_ops sefa_answer_ops;
 
 #endif

@@ -45,12 +45,63 @@ static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
 	w->remote_qpn = 0;
 	w->remote_qkey = 0;
 	w->hints = 0;
+	w->rkey = 0;
+	w->raddr = 0;
 	return w;
 }
 
 static void wr_send(struct ibv_qp_ex *qpx)
 {
 	begin_op(qpx, IBV_WR_SEND);
+}
+
+static void rdma_op(struct ibv_qp_ex *qpx, uint8_t opcode, uint32_t rkey, uint64_t raddr)
+{
+	struct sefa_send_wqe *w = begin_op(qpx, opcode);
+
+	if (w) {
+		w->rkey = rkey;
+		w->raddr = raddr;
+	}
+}
+
+static void wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr)
+{
+	rdma_op(qpx, IBV_WR_RDMA_READ, rkey, remote_addr);
+}
+
+static void wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr)
+{
+	rdma_op(qpx, IBV_WR_RDMA_WRITE, rkey, remote_addr);
+}
+
+static void wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey, uint64_t remote_addr,
+                              __be32 imm_data)
+{
+	struct sefa_send_wqe *w = begin_op(qpx, IBV_WR_RDMA_WRITE_WITH_IMM);
+
+	if (w) {
+		w->rkey = rkey;
+		w->raddr = remote_addr;
+		w->has_imm = true;
+		w->imm_be = imm_data;
+	}
+}
+
+static bool is_rdma(const struct sefa_send_wqe *w)
+{
+	return w->opcode == IBV_WR_RDMA_READ || w->opcode == IBV_WR_RDMA_WRITE ||
+	       w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* Inline data: sends always; RDMA writes only on an INLINE_WRITE QP; reads never. */
+static bool inline_allowed(const struct sefa_qp *qp, const struct sefa_send_wqe *w)
+{
+	if (w->opcode == IBV_WR_RDMA_READ)
+		return false;
+	if (is_rdma(w))
+		return (qp->efa_flags & EFADV_QP_FLAGS_INLINE_WRITE) != 0;
+	return true;
 }
 
 static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
@@ -95,7 +146,8 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct 
 
 	if (!w)
 		return;
-	if (num_sge > qp->cap.max_send_sge) {
+	/* RDMA takes one local SGE (max_sge_rd); sends up to max_send_sge. */
+	if (num_sge > (is_rdma(w) ? 1 : qp->cap.max_send_sge)) {
 		qp->session_err = EINVAL;
 		return;
 	}
@@ -112,7 +164,7 @@ static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 
 	if (!w)
 		return;
-	if (length > qp->cap.max_inline_data) {
+	if (length > qp->cap.max_inline_data || !inline_allowed(qp, w)) {
 		qp->session_err = EINVAL;
 		return;
 	}
@@ -131,6 +183,10 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
 
 	if (!w)
 		return;
+	if (!inline_allowed(qp, w)) {
+		qp->session_err = EINVAL;
+		return;
+	}
 	/* Each piece against the room left: a sum of huge lengths cannot wrap past it. */
 	for (size_t i = 0; i < num_buf; i++) {
 		if (buf_list[i].length > qp->cap.max_inline_data - total) {
@@ -229,6 +285,12 @@ void sefa_qp_fill_wr_ops(struct sefa_qp *qp)
 		x->wr_send = wr_send;
 	if (qp->send_ops_flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
 		x->wr_send_imm = wr_send_imm;
+	if (qp->send_ops_flags & IBV_QP_EX_WITH_RDMA_READ)
+		x->wr_rdma_read = wr_rdma_read;
+	if (qp->send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE)
+		x->wr_rdma_write = wr_rdma_write;
+	if (qp->send_ops_flags & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		x->wr_rdma_write_imm = wr_rdma_write_imm;
 	x->wr_set_ud_addr = wr_set_ud_addr;
 	x->wr_set_sge = wr_set_sge;
 	x->wr_set_sge_list = wr_set_sge_list;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # ibverbs-utils and perftest, unmodified, on softefa: device listing, attributes,
-# UD ping-pong, perftest UD latency and bandwidth between two processes.
+# UD ping-pong, perftest UD and SRD latency and bandwidth (send, RDMA read) between two
+# processes, libfabric's efa provider.
 . "$(dirname "$0")/lib.sh"
 
 out=$("$SOFTEFA" run -- ibv_devices 2>&1)
@@ -61,6 +62,21 @@ run_pair ib_send_bw_srd_all 300 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -a 
 p=$(free_port)
 run_pair ib_send_bw_srd_q8 120 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -q 8 -p "$p" -- \
 	ib_send_bw -d efa_0 -c SRD -x 0 -q 8 -p "$p" 127.0.0.1
+
+# RDMA read on SRD (perftest 4.5 offers SRD for send and read only): the server side
+# never calls in while its memory is read.
+p=$(free_port)
+run_pair ib_read_lat_srd 120 "$p" ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -n 2000 -- \
+	ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -n 2000 127.0.0.1
+p=$(free_port)
+run_pair ib_read_lat_srd_all 180 "$p" ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 100 -- \
+	ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 100 127.0.0.1
+p=$(free_port)
+run_pair ib_read_bw_srd 120 "$p" ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" -- \
+	ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" 127.0.0.1
+p=$(free_port)
+run_pair ib_read_bw_srd_all 300 "$p" ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" -a -- \
+	ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" -a 127.0.0.1
 
 # Fidelity: without -Q 1 the client's first unsignaled post fails, as on real EFA.
 p=$(free_port)

@@ -20,13 +20,19 @@
 struct h_node;
 
 struct h_msg {
-	uint8_t *data;
+	uint8_t *data; /* bytes sent; for a read, where the answer goes */
 	uint32_t len;
 	int status; /* -1 pending */
 	int done_count;
+	int borrowed; /* data points into a node's memory (a read answer): not freed */
 };
 
+#define H_MEM    (4u << 20) /* each node's RDMA-visible memory */
+#define H_RKEY   0x5eedu
+#define H_MEM_VA 0x100000000ull /* its remote address */
+
 struct h_recv {
+	uint8_t *write_base; /* a write's target in the node's memory, else NULL */
 	uint8_t *buf;
 	uint32_t cap;
 	uint32_t len; /* of the message placed */
@@ -45,6 +51,9 @@ struct h_node {
 	int nrecvs;
 	int claims, aborts;
 	uint16_t accept_qpn; /* rx_claim refuses other QPNs with BAD_DEST_QPN */
+	uint8_t *mem;        /* H_MEM bytes at H_MEM_VA, rkey H_RKEY */
+	int mem_gone;        /* the region was deregistered: writes and reads refused */
+	int writes_done, imm_done;
 };
 
 struct h_pkt {
@@ -72,6 +81,7 @@ struct harness {
 	h_filter filter;
 	void *filter_arg;
 	uint64_t sent_data, sent_ack;
+	uint32_t max_datagram; /* what a socket of the configured MTU would carry */
 };
 
 static struct harness *H; /* callbacks find the harness here; one per test */
@@ -81,6 +91,14 @@ static int h_node_of(void *user)
 	return (int)(intptr_t)user;
 }
 
+static int h_mem_check(struct h_node *n, uint32_t rkey, uint64_t raddr, uint32_t len)
+{
+	if (n->mem_gone || rkey != H_RKEY || raddr < H_MEM_VA || raddr - H_MEM_VA > H_MEM ||
+	    len > H_MEM - (raddr - H_MEM_VA))
+		return SRD_REMOTE_BAD_ADDRESS;
+	return SRD_OK;
+}
+
 static int h_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 {
 	struct h_node *n = &H->nodes[h_node_of(user)];
@@ -88,6 +106,27 @@ static int h_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 
 	if (n->accept_qpn && m->dst_qpn != n->accept_qpn)
 		return SRD_REMOTE_BAD_DEST_QPN;
+	if (m->op == SRD_MSG_WRITE || m->op == SRD_MSG_WRITE_IMM) {
+		int st = h_mem_check(n, m->rkey, m->raddr, m->len);
+
+		if (st != SRD_OK)
+			return st;
+		if (m->op == SRD_MSG_WRITE_IMM && n->recv_avail <= 0)
+			return SRD_REMOTE_RNR;
+		REQUIRE(n->nrecvs < H_MAX_RECV);
+		r = &n->recvs[n->nrecvs++];
+		r->buf = NULL; /* borrowed: the node's memory */
+		r->cap = m->len;
+		r->len = m->len;
+		r->done = 1;
+		r->imm = m->imm;
+		r->src_qpn = m->op;
+		r->write_base = n->mem + (m->raddr - H_MEM_VA);
+		if (m->op == SRD_MSG_WRITE_IMM)
+			n->recv_avail--;
+		*handle = r;
+		return SRD_OK;
+	}
 	if (n->recv_avail <= 0)
 		return SRD_REMOTE_RNR;
 	REQUIRE(n->nrecvs < H_MAX_RECV);
@@ -107,23 +146,61 @@ static int h_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	return SRD_OK;
 }
 
-static void h_rx_place(void *user, void *handle, uint32_t offset, const uint8_t *data, uint32_t len)
+static int h_rx_place(void *user, void *handle, uint32_t offset, const uint8_t *data, uint32_t len)
 {
+	struct h_node *n = &H->nodes[h_node_of(user)];
 	struct h_recv *r = handle;
 
-	(void)user;
 	REQUIRE(r->done == 1 && offset + len <= r->len);
-	memcpy(r->buf + offset, data, len);
+	if (r->write_base) {
+		if (n->mem_gone)
+			return SRD_REMOTE_BAD_ADDRESS; /* never into deregistered memory */
+		memcpy(r->write_base + offset, data, len);
+	} else {
+		memcpy(r->buf + offset, data, len);
+	}
+	return SRD_OK;
+}
+
+static int h_rx_read(void *user, const struct srd_rx_msg *m, void **cookie)
+{
+	struct h_node *n = &H->nodes[h_node_of(user)];
+	int st = h_mem_check(n, m->rkey, m->raddr, m->len);
+	struct h_msg *a;
+
+	if (st != SRD_OK)
+		return st;
+	REQUIRE(H->nmsgs < H_MAX_MSGS);
+	a = &H->msgs[H->nmsgs++];
+	a->data = n->mem + (m->raddr - H_MEM_VA);
+	a->len = m->len;
+	a->status = -1;
+	a->borrowed = 1;
+	*cookie = a;
+	return SRD_OK;
+}
+
+static int h_tx_place(void *user, void *cookie, uint32_t offset, const uint8_t *data, uint32_t len)
+{
+	struct h_msg *m = cookie;
+
+	(void)user;
+	REQUIRE(offset + len <= m->len);
+	memcpy(m->data + offset, data, len);
+	return SRD_OK;
 }
 
 static void h_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
 {
+	struct h_node *n = &H->nodes[h_node_of(user)];
 	struct h_recv *r = handle;
 
-	(void)user;
-	(void)m;
 	CHECK_EQ(r->done, 1);
 	r->done = 2;
+	if (m->op == SRD_MSG_WRITE)
+		n->writes_done++;
+	if (m->op == SRD_MSG_WRITE_IMM)
+		n->imm_done++;
 }
 
 static void h_rx_abort(void *user, void *handle)
@@ -150,6 +227,8 @@ static const struct srd_callbacks h_cb = {
     .rx_place = h_rx_place,
     .rx_done = h_rx_done,
     .rx_abort = h_rx_abort,
+    .rx_read = h_rx_read,
+    .tx_place = h_tx_place,
     .tx_done = h_tx_done,
 };
 
@@ -164,6 +243,10 @@ static void h_node_start(struct harness *h, int i, const struct srd_config *base
 	n->ep = srd_ep_new(&cfg, &h_cb, (void *)(intptr_t)i, seed);
 	REQUIRE(n->ep);
 	n->alive = 1;
+	if (!n->mem) {
+		n->mem = calloc(1, H_MEM);
+		REQUIRE(n->mem);
+	}
 }
 
 static void h_init(struct harness *h, int nnodes, const struct srd_config *cfg, uint64_t seed)
@@ -173,6 +256,7 @@ static void h_init(struct harness *h, int nnodes, const struct srd_config *cfg, 
 	h->now = 1000000000ull;
 	h->link_delay = 10000; /* 10 us one way */
 	h->nnodes = nnodes;
+	h->max_datagram = cfg->mss + SRD_DATA_HDR_LEN;
 	for (int i = 0; i < nnodes; i++)
 		h_node_start(h, i, cfg, seed * 31 + (uint64_t)i + 1);
 }
@@ -183,9 +267,11 @@ static void h_free(struct harness *h)
 		srd_ep_del(h->nodes[i].ep);
 		for (int k = 0; k < h->nodes[i].nrecvs; k++)
 			free(h->nodes[i].recvs[k].buf);
+		free(h->nodes[i].mem);
 	}
 	for (int i = 0; i < h->nmsgs; i++)
-		free(h->msgs[i].data);
+		if (!h->msgs[i].borrowed)
+			free(h->msgs[i].data);
 	for (int i = 0; i < h->npkts; i++)
 		free(h->pkts[i].bytes);
 }
@@ -236,6 +322,8 @@ static void h_flush(struct harness *h)
 			struct h_msg *m = out.cookie;
 			int to = h_find(h, &out.to);
 
+			/* Every packet, whatever its opcode, fits the datagram size. */
+			REQUIRE(out.hdr_len + out.len <= h->max_datagram);
 			memcpy(buf, out.hdr, out.hdr_len);
 			if (out.len) {
 				REQUIRE(m && out.offset + out.len <= m->len);
@@ -329,3 +417,32 @@ static struct h_msg *h_send(struct harness *h, int from, int to, uint32_t len, u
 }
 
 #endif
+
+/* An RDMA write or read of len bytes at offset off of the peer's memory. */
+static struct h_msg *h_rdma(struct harness *h, int from, int to, uint8_t op, uint32_t len,
+                            uint64_t off, uint32_t rkey)
+{
+	struct h_msg *m;
+	struct srd_msg_desc d = {.op = op,
+	                         .len = len,
+	                         .dst_qpn = 7,
+	                         .src_qpn = 3,
+	                         .qkey = 0x1111,
+	                         .rnr_retry = 7,
+	                         .rkey = rkey,
+	                         .raddr = H_MEM_VA + off};
+	struct srd_peer *peer = srd_peer_get(h->nodes[from].ep, &h->nodes[to].addr);
+
+	REQUIRE(peer && h->nmsgs < H_MAX_MSGS);
+	m = &h->msgs[h->nmsgs++];
+	m->len = len;
+	m->data = calloc(1, len ? len : 1);
+	REQUIRE(m->data);
+	if (op != SRD_MSG_READ)
+		for (uint32_t i = 0; i < len; i++)
+			m->data[i] = (uint8_t)(i * 31 + off);
+	m->status = -1;
+	d.imm = 0xabc;
+	REQUIRE(srd_send(h->nodes[from].ep, peer, &d, m, h->now));
+	return m;
+}

@@ -422,7 +422,16 @@ static void test_efadv(struct fixture *f)
 	CHECK_EQ(da.device_caps, 0xffffffffu); /* beyond inlen: untouched */
 	CHECK_EQ(efadv_query_device(f->ctx, &da, 24), 0);
 	CHECK_EQ(da.device_caps, 0xffffffffu);
+	/* The RDMA bits come only with max_rdma_size (inlen > 28), as from libefa. */
+	CHECK_EQ(efadv_query_device(f->ctx, &da, 28), 0);
+	CHECK_EQ(da.device_caps, EFADV_DEVICE_ATTR_CAPS_RNR_RETRY |
+	                             EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
+	                             EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV);
 	CHECK_EQ(efadv_query_device(f->ctx, &da, sizeof(da)), 0);
+	CHECK_EQ(da.device_caps,
+	         EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY |
+	             EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID | EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE |
+	             EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV);
 	CHECK_EQ(da.inline_buf_size_ex, 80);
 	CHECK_EQ(da.max_rdma_size, 1u << 30);
 	CHECK_EQ(da.comp_mask, 0);
@@ -491,8 +500,102 @@ static void test_efadv(struct fixture *f)
 	CHECK_EQ(efadv_get_max_rq_depth(f->ctx, &rqd, sizeof(rqd)), -EINVAL);
 
 	CHECK_EQ(efadv_query_mr(f->mr, &ma, 14), EINVAL);
+	/* No interconnect to name (docs/rdma.md): every ID invalid and zero. */
+	memset(&ma, 0xff, sizeof(ma));
 	CHECK_EQ(efadv_query_mr(f->mr, &ma, sizeof(ma)), 0);
+	CHECK_EQ(ma.comp_mask, 0);
 	CHECK_EQ(ma.ic_id_validity, 0);
+	CHECK_EQ(ma.recv_ic_id, 0);
+	CHECK_EQ(ma.rdma_read_ic_id, 0);
+	CHECK_EQ(ma.rdma_recv_ic_id, 0);
+	/* INLINE_WRITE depth query: the write capability is there. */
+	sqd = (struct efadv_sq_depth_attr){.flags = EFADV_SQ_DEPTH_ATTR_INLINE_WRITE,
+	                                   .max_send_sge = 1,
+	                                   .max_rdma_sge = 1,
+	                                   .max_inline_data = 80};
+	CHECK_EQ(efadv_get_max_sq_depth(f->ctx, &sqd, sizeof(sqd)), 4096);
+}
+
+static int to_rts(struct ibv_qp *qp)
+{
+	return !to_state(qp, IBV_QPS_INIT) && !to_state(qp, IBV_QPS_RTR) &&
+	       !to_state(qp, IBV_QPS_RTS);
+}
+
+static struct ibv_qp *rdma_qp(struct fixture *f, uint64_t ops, uint32_t flags, uint32_t inl)
+{
+	struct ibv_qp_init_attr_ex qx = {0};
+	struct efadv_qp_init_attr qa = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD, .flags = flags};
+
+	qx.qp_type = IBV_QPT_DRIVER;
+	qx.send_cq = qx.recv_cq = f->cq;
+	qx.pd = f->pd;
+	qx.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qx.send_ops_flags = ops;
+	qx.cap = (struct ibv_qp_cap){.max_send_wr = 4,
+	                             .max_recv_wr = 4,
+	                             .max_send_sge = 2,
+	                             .max_recv_sge = 1,
+	                             .max_inline_data = inl};
+	return efadv_create_qp_ex(f->ctx, &qx, &qa, sizeof(qa));
+}
+
+/* The RDMA setters' rules: refused at wr_complete with EINVAL, nothing posted. */
+static void test_rdma_args(struct fixture *f)
+{
+	const uint64_t all = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
+	                     IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	struct ibv_sge two[2] = {{(uintptr_t)f->buf, 8, f->mr->lkey},
+	                         {(uintptr_t)f->buf + 8, 8, f->mr->lkey}};
+	uint8_t data[96] = {0};
+	struct ibv_qp_ex *x;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+
+	/* Without the RDMA send_ops flags there are no RDMA setters. */
+	qp = rdma_qp(f, IBV_QP_EX_WITH_SEND, 0, 0);
+	REQUIRE(qp);
+	x = ibv_qp_to_qp_ex(qp);
+	CHECK(x->wr_rdma_read == NULL && x->wr_rdma_write == NULL && x->wr_rdma_write_imm == NULL);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	/* max_inline_data beyond inline_buf_size_ex: EINVAL. */
+	errno = 0;
+	CHECK(!rdma_qp(f, all, EFADV_QP_FLAGS_INLINE_WRITE, 81) && errno == EINVAL);
+
+	qp = rdma_qp(f, all, 0, 32);
+	REQUIRE(qp && to_rts(qp));
+	x = ibv_qp_to_qp_ex(qp);
+	/* Inline data on a write needs EFADV_QP_FLAGS_INLINE_WRITE. */
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, 1, 0x1000);
+	ibv_wr_set_inline_data(x, data, 8);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	/* RDMA takes one local SGE. */
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, 1, 0x1000);
+	ibv_wr_set_sge_list(x, 2, two);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(ibv_poll_cq(f->cq, 1, &wc), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+
+	qp = rdma_qp(f, all, EFADV_QP_FLAGS_INLINE_WRITE, 80);
+	REQUIRE(qp && to_rts(qp));
+	x = ibv_qp_to_qp_ex(qp);
+	/* Beyond max_inline_data, and inline on a read: EINVAL even here. */
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write_imm(x, 1, 0x1000, 0);
+	ibv_wr_set_inline_data(x, data, 81);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_read(x, 1, 0x1000);
+	ibv_wr_set_inline_data(x, data, 8);
+	CHECK_EQ(ibv_wr_complete(x), EINVAL);
+	CHECK_EQ(ibv_poll_cq(f->cq, 1, &wc), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
 }
 
 /* Closing a context with objects alive destroys them, as the kernel does. */
@@ -527,6 +630,7 @@ int main(void)
 	test_post_checks(&f);
 	test_flush(&f);
 	test_efadv(&f);
+	test_rdma_args(&f);
 	fixture_close(&f);
 	test_close_with_objects();
 	return check_report("test_verbs_args");
