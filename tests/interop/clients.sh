@@ -46,6 +46,16 @@ p=$(free_port)
 run_pair fi_pingpong_efa_dgram 120 "$p" fi_pingpong -p efa -e dgram -B "$p" -I 2000 -- \
 	fi_pingpong -p efa -e dgram -P "$p" -I 2000 127.0.0.1
 
+# libfabric's efa provider over its reliable (RDM) endpoint, which runs on SRD QPs; with
+# device RDMA on, its large messages move by RDMA read.
+p=$(free_port)
+run_pair fi_pingpong_efa_rdm 120 "$p" fi_pingpong -p efa -e rdm -B "$p" -I 1000 -- \
+	fi_pingpong -p efa -e rdm -P "$p" -I 1000 127.0.0.1
+p=$(free_port)
+FI_EFA_USE_DEVICE_RDMA=1 run_pair fi_pingpong_efa_rdm_read 120 "$p" \
+	fi_pingpong -p efa -e rdm -B "$p" -I 100 -S 4194304 -- \
+	fi_pingpong -p efa -e rdm -P "$p" -I 100 -S 4194304 127.0.0.1
+
 # SRD: perftest's send latency and bandwidth, every size up to 8928, and 8 QPs.
 p=$(free_port)
 run_pair ib_send_lat_srd 120 "$p" ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -n 5000 -- \
