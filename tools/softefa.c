@@ -6,6 +6,7 @@
  *   softefa info                    list devices and their attributes
  *   softefa stats                   counters of every live softefa process
  *   softefa demo [--iters N]        two processes exchange messages; latency, throughput
+ *   softefa sim ...                 the SRD core on the network simulator (sim_cmd.c)
  */
 #include <errno.h>
 #include <infiniband/efadv.h>
@@ -25,7 +26,8 @@ static int usage(FILE *f)
 	           "       softefa env\n"
 	           "       softefa info\n"
 	           "       softefa stats [--json] [--pid PID]\n"
-	           "       softefa demo [--iters N]\n");
+	           "       softefa demo [--iters N]\n"
+	           "       softefa sim campaign|replay ...\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -170,6 +172,8 @@ int main(int argc, char **argv)
 		return tool_stats(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "demo"))
 		return tool_demo(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "sim"))
+		return tool_sim(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return usage(stdout);
 	return usage(stderr);

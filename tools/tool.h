@@ -16,5 +16,6 @@ const char *tool_gid_endpoint(const union ibv_gid *gid);
 
 int tool_stats(int argc, char **argv);
 int tool_demo(int argc, char **argv);
+int tool_sim(int argc, char **argv);
 
 #endif

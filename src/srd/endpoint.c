@@ -48,6 +48,14 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 	ep->cfg = *cfg;
 	if (ep->cfg.mss < SRD_RDMA_EXT_LEN + 1)
 		ep->cfg.mss = SRD_RDMA_EXT_LEN + 1;
+	/* Several retransmissions must fit in one peer timeout, or a single unlucky
+	 * back-off would look like a dead peer. */
+	if (ep->cfg.peer_timeout_ns && ep->cfg.rto_max_ns > ep->cfg.peer_timeout_ns / 4)
+		ep->cfg.rto_max_ns = ep->cfg.peer_timeout_ns / 4;
+	if (ep->cfg.rto_min_ns > ep->cfg.rto_max_ns)
+		ep->cfg.rto_min_ns = ep->cfg.rto_max_ns;
+	if (ep->cfg.rto_init_ns > ep->cfg.rto_max_ns)
+		ep->cfg.rto_init_ns = ep->cfg.rto_max_ns;
 	if (ep->cfg.npaths < 1)
 		ep->cfg.npaths = 1;
 	if (ep->cfg.npaths > 64)
@@ -341,7 +349,7 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 static void msg_segment(const struct srd_ep *ep, struct srd_msg *m)
 {
 	m->seg = ep->cfg.mss - (srd_data_hdr_len(m->wire_op) - SRD_DATA_HDR_LEN);
-	m->npkts = m->wire_len ? (m->wire_len + m->seg - 1) / m->seg : 1;
+	m->npkts = m->wire_len ? (uint32_t)(((uint64_t)m->wire_len + m->seg - 1) / m->seg) : 1;
 }
 
 struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
@@ -397,7 +405,10 @@ struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct 
 struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t len, uint8_t status,
                                 void *cookie, uint64_t now)
 {
-	struct srd_msg_desc d = {.op = SRD_MSG_SEND, .len = len, .rnr_retry = 7};
+	/* Answers go ahead of our own messages not yet started, as a NIC's responder
+	 * does not queue behind its requester. */
+	struct srd_msg_desc d = {
+	    .op = SRD_MSG_SEND, .len = len, .rnr_retry = 7, .sl = SRD_SL_LOW_LATENCY};
 	struct srd_msg *m = srd_send(p->ep, p, &d, cookie, now);
 
 	if (!m)

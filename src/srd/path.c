@@ -47,12 +47,11 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 			continue;
 		return i;
 	}
-	/* Every path is down: use the least recently failed, so traffic keeps probing. */
+	/* Every path is down: take them in turn, so traffic probes them all and the
+	 * first that works carries it (one favourite could be the dead one). */
 	if (fallback == UINT32_MAX) {
-		fallback = 0;
-		for (uint32_t i = 1; i < n; i++)
-			if (p->tx.paths[i].down_until_ns < p->tx.paths[fallback].down_until_ns)
-				fallback = i;
+		fallback = p->tx.next_path;
+		p->tx.next_path = (fallback + 1) % n;
 	}
 	return fallback;
 }
@@ -65,11 +64,39 @@ uint32_t srd_path_burst(struct srd_peer *p, uint64_t now)
 	return p->tx.burst_path;
 }
 
+uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
+{
+	uint32_t n = p->ep->cfg.npaths, best = UINT32_MAX;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct srd_path *path = &p->tx.paths[i];
+
+		if (!path->good_ns || !usable(path, now) || (i == avoid && n > 1))
+			continue;
+		if (best == UINT32_MAX || path->good_ns > p->tx.paths[best].good_ns)
+			best = i;
+	}
+	return best != UINT32_MAX ? best : srd_path_pick(p, now, avoid);
+}
+
+/* A packet sent on path i was acknowledged: the path works. */
+void srd_path_on_delivery(struct srd_peer *p, uint32_t i, uint64_t now)
+{
+	struct srd_path *path = &p->tx.paths[i];
+
+	path->good_ns = now;
+	path->consec_rto = 0;
+	if (path->down_until_ns) {
+		path->down_until_ns = 0;
+		path->cooldown_ns = p->ep->cfg.path_cooldown_ns;
+		p->ep->stats.path_up++;
+	}
+}
+
 void srd_path_on_ack(struct srd_peer *p, uint32_t i, uint64_t rtt_ns, uint64_t now)
 {
 	struct srd_path *path = &p->tx.paths[i];
 
-	(void)now;
 	if (!path->srtt_ns) {
 		path->srtt_ns = rtt_ns;
 		path->rttvar_ns = rtt_ns / 2;
@@ -82,12 +109,7 @@ void srd_path_on_ack(struct srd_peer *p, uint32_t i, uint64_t rtt_ns, uint64_t n
 	}
 	/* A delivered packet: the loss rate decays. */
 	path->loss_ewma -= path->loss_ewma / 32;
-	path->consec_rto = 0;
-	if (path->down_until_ns) {
-		path->down_until_ns = 0;
-		path->cooldown_ns = p->ep->cfg.path_cooldown_ns;
-		p->ep->stats.path_up++;
-	}
+	srd_path_on_delivery(p, i, now);
 }
 
 void srd_path_on_loss(struct srd_peer *p, uint32_t i, bool by_timeout, uint64_t now)

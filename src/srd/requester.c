@@ -222,7 +222,6 @@ void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const ui
 	struct list_node *l;
 	int status;
 
-	p->tx.last_progress_ns = now; /* the peer is answering */
 	for (l = p->tx.readq.next; l != &p->tx.readq; l = l->next) {
 		struct srd_msg *q = container_of(l, struct srd_msg, link);
 
@@ -234,6 +233,7 @@ void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const ui
 	/* An answer to a read we no longer wait for (failed, cancelled): drop its bytes. */
 	if (!m || h->msg_len != m->d.len)
 		return;
+	p->tx.last_progress_ns = now; /* the peer is answering this read */
 	if (h->status) {
 		msg_finish(p, m, h->status, true);
 		return;
@@ -295,6 +295,33 @@ static void fail_all(struct srd_peer *p, int status)
 	}
 }
 
+void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
+{
+	struct srd_tx *tx = &p->tx;
+	struct list_node *l;
+
+	tx->answered = true;
+	if (tx->peer_epoch)
+		return;
+	tx->peer_epoch = epoch;
+	/* What we sent before we knew was not taken (docs/srd.md): send it again now,
+	 * addressed. Not a loss: no path or congestion penalty. */
+	l = tx->inflight_list.next;
+	while (l != &tx->inflight_list) {
+		struct srd_slot *s = container_of(l, struct srd_slot, q);
+
+		l = l->next;
+		if (s->dst_epoch)
+			continue;
+		slot_unlink(tx, s);
+		s->state = PKT_LOST;
+		s->tx_count = 0; /* its first real transmission is still to come */
+		list_add_tail(&tx->retx, &s->q);
+	}
+	if (!list_empty(&tx->retx))
+		srd_peer_mark_ready(p);
+}
+
 void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
 {
 	(void)now;
@@ -310,6 +337,10 @@ static bool can_send_new(const struct srd_peer *p)
 {
 	const struct srd_tx *tx = &p->tx;
 
+	/* Until the peer has told us who it is, one packet at a time: it is not taken,
+	 * only answered (responder.c), so more would be sent twice. */
+	if (!tx->peer_epoch && tx->inflight)
+		return false;
 	return tx->inflight < tx->cwnd_x1024 / 1024 && tx->next_psn - tx->una < p->ep->cfg.window;
 }
 
@@ -330,7 +361,9 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	if (m->d.burst && !s->tx_count)
 		s->path = srd_path_burst(p, now);
 	else
-		s->path = srd_path_pick(p, now, s->tx_count ? s->path : UINT32_MAX);
+		/* New packets spray; a lost one goes again on the path that delivered last. */
+		s->path = s->tx_count ? srd_path_pick_proven(p, now, s->path)
+		                      : srd_path_pick(p, now, UINT32_MAX);
 	path = &tx->paths[s->path];
 	s->path_seq = path->seq++;
 	s->sent_ns = now;
@@ -352,6 +385,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	h.path = (uint8_t)s->path;
 	h.src_epoch = ep->epoch;
 	h.dst_epoch = tx->peer_epoch;
+	s->dst_epoch = tx->peer_epoch;
 	h.psn = s->psn;
 	h.horizon = tx->una;
 	h.msn = m->msn;
@@ -502,7 +536,8 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, 
 	}
 }
 
-static void on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
+/* Returns true when the refusal was news (a repeat of one already heard is not). */
+static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_tx *tx = &p->tx;
@@ -510,18 +545,18 @@ static void on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	struct srd_msg *m;
 
 	if (!psn_live(tx, n->psn))
-		return;
+		return false;
 	s = slot_of(p, n->psn);
 	m = s->msg;
 	if (!m || m->state == MSG_FINISHED || s->state == PKT_DONE || s->state == PKT_FREE)
-		return;
+		return false;
 	if (n->status != SRD_REMOTE_RNR) {
 		msg_finish(p, m, n->status, true);
-		return;
+		return true;
 	}
 	ep->stats.rnr_nak_rx++;
 	if (s->state == PKT_RNR)
-		return;
+		return false;
 	/* One RNR round counts once, however many of its packets were refused. */
 	if (s->sent_ns >= m->last_rnr_ns) {
 		m->rnr_count++;
@@ -529,12 +564,13 @@ static void on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	}
 	if (m->d.rnr_retry != 7 && m->rnr_count > m->d.rnr_retry) {
 		msg_finish(p, m, SRD_REMOTE_RNR, true);
-		return;
+		return true;
 	}
 	slot_unlink(tx, s);
 	s->state = PKT_RNR;
 	s->rnr_until_ns = now + ep->cfg.rnr_delay_ns;
 	list_add_tail(&tx->rnrq, &s->q);
+	return true;
 }
 
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
@@ -547,6 +583,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	uint32_t before = tx->una, inflight_before = tx->inflight;
 	uint64_t rtt = 0;
 	uint32_t newly = 0;
+	bool refused = false;
 
 	if (a->dst_epoch != ep->epoch)
 		return; /* an answer to an earlier incarnation of us */
@@ -556,11 +593,9 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 			srd_tx_peer_restarted(p, now);
 		return;
 	}
-	if (!tx->peer_epoch)
-		tx->peer_epoch = a->src_epoch;
-	else if (tx->peer_epoch != a->src_epoch)
+	if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
 		return; /* a straggler from an incarnation of the peer that is gone */
-	tx->answered = true;
+	srd_tx_learn_epoch(p, a->src_epoch);
 
 	/* RTT from the newest packet the receiver saw, if it was sent only once. */
 	if (psn_live(tx, a->echo_psn)) {
@@ -573,7 +608,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 		}
 	}
 	for (unsigned i = 0; i < a->nnak; i++)
-		on_nak(p, &a->nak[i], now);
+		refused |= on_nak(p, &a->nak[i], now);
 	/* Everything below cum, then each SACK run. */
 	for (uint32_t psn = tx->una; psn_lt(psn, a->cum) && psn_lt(psn, tx->next_psn); psn++) {
 		ack_slot(p, slot_of(p, psn), max_seq, max_sent, acked_on);
@@ -594,11 +629,11 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 		}
 	}
 	advance_una(p);
-	if (tx->una != before || tx->inflight != inflight_before || a->nnak)
+	if (tx->una != before || tx->inflight != inflight_before || refused)
 		tx->last_progress_ns = now;
 	for (uint32_t i = 0; i < ep->cfg.npaths; i++)
 		if (acked_on[i])
-			tx->paths[i].consec_rto = 0;
+			srd_path_on_delivery(p, i, now);
 	detect_losses(p, max_seq, max_sent, acked_on, now);
 	if (newly)
 		srd_cc_delay.on_ack(p, newly, rtt, now);

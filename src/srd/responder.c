@@ -11,9 +11,20 @@
  * is retransmitted or abandoned by the sender, never half-counted.
  *
  * Refusals travel in acks as NAK entries. RNR entries are sent once (the sender's
- * timer covers their loss); error entries are repeated in every ack until the
- * sender's horizon passes their PSN, so an error can never be missed while a later
- * ack reports the packet's neighbours.
+ * timer covers their loss); error entries are repeated, in turn, in every ack until
+ * the sender's horizon passes their PSN, so an error can never be missed while a
+ * later ack reports the packet's neighbours, and any number of them can wait.
+ *
+ * Nothing is taken from a sender that does not yet know which incarnation of us it
+ * talks to (dst_epoch 0): such a packet only earns an ack that tells it. So a message
+ * can never be delivered to two incarnations of us (one that took it and died before
+ * acking, and its successor), and after our restart a sender's old messages fail.
+ *
+ * A partly received message stays claimed until it completes, until the sender's
+ * horizon passes its last packet (the sender gave up on it: the claim goes back), or
+ * until the sender falls silent for a whole peer timeout. Then the claim goes back
+ * and the message is remembered as refused, so that a late packet of it earns a NAK
+ * and the sender fails it, never completing a message we no longer hold.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +104,7 @@ void srd_rx_free(struct srd_peer *p)
 		}
 	}
 	free(p->rx.bitmap);
+	free(p->rx.naks);
 }
 
 /* Moves cum forward to psn (the sender's horizon), forgetting what lies below. */
@@ -139,20 +151,33 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->peer_epoch = epoch;
 	memset(rx->bitmap, 0, win(p) / 8);
 	rx->cum = horizon;
+	rx->horizon = horizon;
 	rx->nnaks = 0;
 }
 
-static void add_nak(struct srd_rx *rx, uint32_t psn, uint8_t status)
+static void add_nak(struct srd_peer *p, uint32_t psn, uint8_t status)
 {
+	struct srd_rx *rx = &p->rx;
+
 	for (uint32_t i = 0; i < rx->nnaks; i++) {
 		if (rx->naks[i].psn == psn) {
 			rx->naks[i].status = status;
+			rx->naks[i].said = false;
 			return;
 		}
 	}
-	/* Full: stay silent; the packet is not marked, so it comes again. */
-	if (rx->nnaks < SRD_ACK_MAX_NAK)
-		rx->naks[rx->nnaks++] = (struct srd_nak){psn, status};
+	/* At most one per PSN of the window; out of memory: stay silent, the packet is not
+	 * marked, so it comes again and is refused again. */
+	if (rx->nnaks == rx->naks_cap) {
+		uint32_t cap = rx->naks_cap ? 2 * rx->naks_cap : SRD_ACK_MAX_NAK;
+		struct srd_rx_nak *v;
+
+		if (cap > win(p) || !(v = realloc(rx->naks, cap * sizeof(*v))))
+			return;
+		rx->naks = v;
+		rx->naks_cap = cap;
+	}
+	rx->naks[rx->nnaks++] = (struct srd_rx_nak){psn, status, false};
 }
 
 static struct srd_rxmsg *rxmsg_find(struct srd_rx *rx, uint32_t msn)
@@ -163,13 +188,29 @@ static struct srd_rxmsg *rxmsg_find(struct srd_rx *rx, uint32_t msn)
 	return NULL;
 }
 
-static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, uint32_t msn, const struct srd_rx_msg *info)
+/*
+ * The PSN of a message's last packet, from any one of its packets: every packet but
+ * the last carries a full segment, and a message's PSNs are consecutive.
+ */
+static uint32_t msg_last_psn(const struct srd_data_hdr *h)
+{
+	uint64_t seg = h->payload_len;
+
+	if ((uint64_t)h->offset + h->payload_len >= h->msg_len || !seg)
+		return h->psn;
+	return h->psn + (uint32_t)((h->msg_len + seg - 1) / seg - 1 - h->offset / seg);
+}
+
+static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, const struct srd_data_hdr *h,
+                                   const struct srd_rx_msg *info)
 {
 	struct srd_rxmsg *e = calloc(1, sizeof(*e));
+	uint32_t msn = h->msn;
 
 	if (!e)
 		return NULL;
 	e->msn = msn;
+	e->last_psn = msg_last_psn(h);
 	e->info = *info;
 	e->len = info->len;
 	e->hnext = rx->msgs[msn % SRD_RXMSG_HASH];
@@ -213,7 +254,7 @@ static bool accept_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64
 		status = SRD_REMOTE_ABORT;
 	}
 	if (status != SRD_OK) {
-		add_nak(&p->rx, h->psn, (uint8_t)status);
+		add_nak(p, h->psn, (uint8_t)status);
 		ep->stats.err_nak_tx++;
 		return false;
 	}
@@ -241,7 +282,8 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		return accept_read(p, h, now);
 	if (e) {
 		if (e->status != SRD_OK) {
-			add_nak(rx, h->psn, e->status);
+			e->last_ns = now;
+			add_nak(p, h->psn, e->status);
 			ep->stats.err_nak_tx++;
 			return false;
 		}
@@ -250,15 +292,18 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 			                         h->payload_len);
 
 			if (st != SRD_OK) {
-				/* The target went away mid-message: refuse this and the rest. */
+				/* The target went away mid-message: its claim goes back (a receive
+				 * it took is returned), and this packet and the rest are refused. */
+				ep->cb.rx_abort(ep->user, e->handle);
+				e->handle = NULL;
 				e->status = (uint8_t)st;
-				add_nak(rx, h->psn, e->status);
+				e->last_ns = now;
+				add_nak(p, h->psn, e->status);
 				ep->stats.err_nak_tx++;
 				return false;
 			}
 		}
 		e->received += h->payload_len;
-		e->last_ns = now;
 		if (e->received == e->len) {
 			rxmsg_unlink(rx, e);
 			ep->stats.msgs_rx++;
@@ -271,20 +316,20 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	rx_msg_info(p, h, &info);
 	status = ep->cb.rx_claim(ep->user, &info, &handle);
 	if (status == SRD_REMOTE_RNR) {
-		add_nak(rx, h->psn, SRD_REMOTE_RNR);
+		add_nak(p, h->psn, SRD_REMOTE_RNR);
 		ep->stats.rnr_nak_tx++;
 		return false;
 	}
 	if (status != SRD_OK) {
 		/* A claimed and failed receive must not be claimed again by the next packet. */
 		if (handle && h->payload_len < h->msg_len) {
-			e = rxmsg_add(rx, h->msn, &info);
+			e = rxmsg_add(rx, h, &info);
 			if (e) {
 				e->status = (uint8_t)status;
 				e->last_ns = now;
 			}
 		}
-		add_nak(rx, h->psn, (uint8_t)status);
+		add_nak(p, h->psn, (uint8_t)status);
 		ep->stats.err_nak_tx++;
 		return false;
 	}
@@ -295,7 +340,7 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		             : SRD_OK;
 		if (status != SRD_OK) {
 			ep->cb.rx_abort(ep->user, handle);
-			add_nak(rx, h->psn, (uint8_t)status);
+			add_nak(p, h->psn, (uint8_t)status);
 			ep->stats.err_nak_tx++;
 			return false;
 		}
@@ -303,7 +348,7 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		ep->cb.rx_done(ep->user, handle, &info);
 		return true;
 	}
-	e = rxmsg_add(rx, h->msn, &info);
+	e = rxmsg_add(rx, h, &info);
 	if (!e) {
 		ep->cb.rx_abort(ep->user, handle);
 		return false; /* out of memory: refuse quietly, the sender retries */
@@ -316,12 +361,35 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		rxmsg_unlink(rx, e);
 		free(e);
 		ep->cb.rx_abort(ep->user, handle);
-		add_nak(rx, h->psn, (uint8_t)status);
+		add_nak(p, h->psn, (uint8_t)status);
 		ep->stats.err_nak_tx++;
 		return false;
 	}
 	e->received = h->payload_len;
 	return true;
+}
+
+/* Messages the sender is done with (every packet acked or abandoned) are over: one
+ * still here was abandoned, and its claim goes back. */
+static void purge_passed(struct srd_peer *p)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+	struct list_node *l = rx->msg_list.next;
+
+	while (l != &rx->msg_list) {
+		struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
+
+		l = l->next;
+		if (!psn_lt(e->last_psn, rx->horizon))
+			continue;
+		rxmsg_unlink(rx, e);
+		if (e->handle && e->status == SRD_OK) {
+			ep->cb.rx_abort(ep->user, e->handle);
+			ep->stats.msgs_abandoned_rx++;
+		}
+		free(e);
+	}
 }
 
 void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
@@ -348,9 +416,27 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		}
 		rx_reset(p, h->src_epoch, h->horizon);
 	}
+	rx->last_rx_ns = now;
+	/* The sender is alive: what we send it can name it at once, and a read of ours
+	 * waiting behind its traffic is not waiting on a dead peer. */
+	srd_tx_learn_epoch(p, h->src_epoch);
+	if (!list_empty(&p->tx.readq))
+		p->tx.last_progress_ns = now;
 	if (psn_lt(rx->cum, h->horizon)) {
 		advance_to(p, h->horizon);
 		slide(p);
+	}
+	if (psn_lt(rx->horizon, h->horizon)) {
+		rx->horizon = h->horizon;
+		purge_passed(p);
+	}
+	if (!h->dst_epoch) {
+		/* The sender does not know us yet: take nothing, tell it who we are. */
+		ep->stats.hello_rx++;
+		rx->ack_pending = true;
+		rx->ack_urgent = true;
+		rx->echo_psn = h->psn;
+		return;
 	}
 	if (!rx->ack_pending) {
 		rx->ack_pending = true;
@@ -361,9 +447,10 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	if (++rx->unacked >= 2)
 		rx->ack_urgent = true;
 	if (psn_lt(h->psn, rx->cum) || (h->psn - rx->cum < w && bit_get(rx, h->psn, w))) {
-		/* A duplicate: the sender missed our ack; answer now. */
+		/* A duplicate: the sender missed our ack; answer now, twice. */
 		ep->stats.data_dup_rx++;
 		rx->ack_urgent = true;
+		rx->ack_twice = true;
 		return;
 	}
 	if (h->psn - rx->cum >= w)
@@ -452,6 +539,7 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
 	struct srd_ack_hdr a;
+	bool second = false;
 
 	if (!rx->stale_pending && !(rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns)))
 		return 0;
@@ -467,25 +555,51 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		a.cum = rx->cum;
 		a.echo_psn = rx->echo_psn;
 		a.nsack = (uint8_t)build_sacks(p, a.sack);
-		a.nnak = (uint8_t)rx->nnaks;
 		rx->ack_urgent = false;
 		rx->unacked = 0;
-		memcpy(a.nak, rx->naks, rx->nnaks * sizeof(rx->naks[0]));
-		/* RNR refusals are said once; errors stay until the horizon passes them. */
-		for (uint32_t i = 0; i < rx->nnaks;) {
-			if (rx->naks[i].status == SRD_REMOTE_RNR)
-				rx->naks[i] = rx->naks[--rx->nnaks];
-			else
-				i++;
+		/* Refusals in turn, SRD_ACK_MAX_NAK per ack; RNR ones are said once, errors
+		 * stay until the horizon passes them. */
+		if (rx->nnaks) {
+			uint32_t start = rx->nak_next % rx->nnaks;
+
+			while (a.nnak < SRD_ACK_MAX_NAK && a.nnak < rx->nnaks) {
+				struct srd_rx_nak *n = &rx->naks[(start + a.nnak) % rx->nnaks];
+
+				a.nak[a.nnak++] = (struct srd_nak){n->psn, n->status};
+				n->said = true;
+			}
+			rx->nak_next = start + a.nnak;
+			for (uint32_t i = 0; i < rx->nnaks;) {
+				if (rx->naks[i].status == SRD_REMOTE_RNR && rx->naks[i].said)
+					rx->naks[i] = rx->naks[--rx->nnaks];
+				else
+					i++;
+			}
 		}
-		rx->ack_pending = false;
+		/* After a lost ack, the same again at once on another path. */
+		second = rx->ack_twice;
+		rx->ack_pending = rx->ack_twice;
+		rx->ack_twice = false;
 	}
 	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
-	out->path = (uint32_t)(srd_rand(&ep->rng) % ep->cfg.npaths);
+	/* An ack takes the path our own data last got through on toward this peer; the
+	 * repeat of a lost one tries the next in turn. */
+	out->path =
+	    second ? srd_path_pick(p, now, UINT32_MAX) : srd_path_pick_proven(p, now, UINT32_MAX);
 	out->cookie = NULL;
 	out->offset = out->len = 0;
 	ep->stats.ack_tx++;
 	return 1;
+}
+
+/* A refused message is remembered this many peer timeouts after its last packet. */
+#define REFUSED_KEEP 8u
+
+static uint64_t rxmsg_deadline(const struct srd_peer *p, const struct srd_rxmsg *e)
+{
+	uint64_t t = p->ep->cfg.peer_timeout_ns;
+
+	return e->status == SRD_OK ? p->rx.last_rx_ns + t : e->last_ns + REFUSED_KEEP * t;
 }
 
 uint64_t srd_rx_deadline(const struct srd_peer *p)
@@ -494,15 +608,19 @@ uint64_t srd_rx_deadline(const struct srd_peer *p)
 	const struct list_node *l;
 
 	for (l = p->rx.msg_list.next; l != &p->rx.msg_list; l = l->next) {
-		const struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
+		uint64_t t = rxmsg_deadline(p, container_of(l, struct srd_rxmsg, link));
 
-		if (e->last_ns + p->ep->cfg.peer_timeout_ns < d)
-			d = e->last_ns + p->ep->cfg.peer_timeout_ns;
+		if (t < d)
+			d = t;
 	}
 	return d;
 }
 
-/* An unfinished message the sender stopped sending for a whole timeout is given back. */
+/*
+ * The sender fell silent for a whole timeout: its unfinished messages go back and are
+ * remembered as refused (13), so a late packet makes the sender fail them rather than
+ * complete them. Refused messages are forgotten a while after their last packet.
+ */
 void srd_rx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
@@ -513,11 +631,18 @@ void srd_rx_expiry(struct srd_peer *p, uint64_t now)
 		struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
 
 		l = l->next;
-		if (e->last_ns + ep->cfg.peer_timeout_ns > now)
+		if (rxmsg_deadline(p, e) > now)
 			continue;
+		if (e->status == SRD_OK) {
+			if (e->handle)
+				ep->cb.rx_abort(ep->user, e->handle);
+			e->handle = NULL;
+			e->status = SRD_LOCAL_UNRESP_REMOTE;
+			e->last_ns = now;
+			ep->stats.msgs_silent_rx++;
+			continue;
+		}
 		rxmsg_unlink(rx, e);
-		if (e->handle && e->status == SRD_OK)
-			ep->cb.rx_abort(ep->user, e->handle);
 		free(e);
 	}
 }

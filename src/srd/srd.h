@@ -217,6 +217,9 @@ struct srd_stats {
 	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx, reads_rx;
 	uint64_t stale_epoch_rx, peer_restarts;
 	uint64_t path_down, path_up;
+	uint64_t hello_rx;          /* data from senders not yet knowing us: not taken */
+	uint64_t msgs_abandoned_rx; /* partly received, then given up by their sender */
+	uint64_t msgs_silent_rx;    /* partly received, then their sender fell silent */
 };
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
 

@@ -52,7 +52,8 @@ struct srd_slot {
 	uint64_t rnr_until_ns;
 	uint32_t path;
 	uint32_t path_seq;
-	uint8_t state; /* enum srd_pkt_state */
+	uint32_t dst_epoch; /* the peer incarnation it was last sent to (0 = not yet known) */
+	uint8_t state;      /* enum srd_pkt_state */
 	uint8_t tx_count;
 	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
 	struct list_node pathq; /* the path's in-flight list (send order), while in flight */
@@ -93,6 +94,7 @@ struct srd_path {
 	uint32_t seq;           /* next path sequence number */
 	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
 	uint64_t down_until_ns; /* 0 when up */
+	uint64_t good_ns;       /* a packet sent on it was last acknowledged then */
 	uint64_t cooldown_ns;
 	uint32_t loss_ewma; /* losses per 1024 packets, smoothed */
 	uint64_t tx;
@@ -100,8 +102,8 @@ struct srd_path {
 };
 
 struct srd_tx {
-	uint32_t peer_epoch; /* learned from the first ack; 0 = unknown */
-	bool answered;       /* has this incarnation of the peer ever acked? */
+	uint32_t peer_epoch; /* learned from its first ack or data; 0 = unknown */
+	bool answered;       /* has this incarnation of the peer ever been heard? */
 	uint32_t next_psn;
 	uint32_t una; /* lowest PSN not done: the horizon we advertise */
 	uint32_t next_msn;
@@ -131,13 +133,20 @@ struct srd_rxmsg {
 	uint8_t status; /* SRD_OK, or the error every later packet is refused with */
 	uint32_t len;
 	uint32_t received; /* bytes placed */
-	uint64_t last_ns;
+	uint32_t last_psn; /* its last packet's PSN: once the horizon passes it, it is over */
+	uint64_t last_ns;  /* a refused one: when a packet of it last came */
 	struct srd_rx_msg info;
 	struct srd_rxmsg *hnext;
 	struct list_node link; /* all in-progress messages of the peer */
 };
 
 #define SRD_RXMSG_HASH 64
+
+struct srd_rx_nak {
+	uint32_t psn;
+	uint8_t status;
+	bool said; /* went out in an ack at least once */
+};
 
 struct srd_rx {
 	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
@@ -148,11 +157,15 @@ struct srd_rx {
 	bool ack_urgent;     /* ...and it cannot wait: holes, duplicates, refusals, 2+ packets */
 	uint32_t unacked;    /* packets since the last ack */
 	uint64_t ack_due_ns; /* a lone packet's ack goes out by then */
+	bool ack_twice;      /* a duplicate came: our last ack was lost; say it on two paths */
 	bool stale_pending;  /* answer with SRD_ACK_F_STALE */
 	uint32_t stale_dst_epoch;
 	uint32_t echo_psn;
-	struct srd_nak naks[SRD_ACK_MAX_NAK]; /* RNR (once) and errors (until horizon) */
-	uint32_t nnaks;
+	uint32_t horizon;        /* the sender's, newest seen */
+	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
+	struct srd_rx_nak *naks; /* RNR (said once) and errors (until the horizon passes) */
+	uint32_t nnaks, naks_cap;
+	uint32_t nak_next; /* acks carry SRD_ACK_MAX_NAK of them in turn from here */
 	struct srd_rxmsg *msgs[SRD_RXMSG_HASH];
 	struct list_node msg_list;
 };
@@ -205,6 +218,8 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 void srd_tx_expiry(struct srd_peer *p, uint64_t now);
 uint64_t srd_tx_deadline(const struct srd_peer *p);
 void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now);
+/* We now know which incarnation of the peer we talk to (from its ack or its data). */
+void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch);
 
 /* responder.c */
 int srd_rx_init(struct srd_peer *p);
@@ -221,8 +236,11 @@ uint64_t srd_rx_deadline(const struct srd_peer *p);
 /* path.c */
 void srd_paths_init(struct srd_peer *p);
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
+/* The path that most recently delivered (not `avoid`), or srd_path_pick's choice. */
+uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
+void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path, bool by_timeout, uint64_t now);
 uint64_t srd_path_deadline(const struct srd_peer *p);
 void srd_path_expiry(struct srd_peer *p, uint64_t now);

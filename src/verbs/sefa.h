@@ -44,8 +44,10 @@ struct sefa_shared {
 	uint32_t nmr;
 	/* Object counts against the device limits; engine lock. */
 	uint32_t npd, ncq, nqp, nah;
-	/* The endpoint read answers belong to (not in the QPN table). */
+	/* The endpoint read answers belong to (not in the QPN table), and the answers in
+	 * flight (engine lock): the engine's teardown ends them without a callback. */
 	struct net_ep answer_ep;
+	struct list_node answers;
 };
 
 /* Objects a context owns, destroyed by ibv_close_device in this order if still alive. */
@@ -208,6 +210,7 @@ struct sefa_rq_claim {
 /* The source of an answer to a peer's RDMA read; owned by the device, not a QP. */
 struct sefa_answer {
 	struct net_srd_tag tag; /* first: the core's cookie */
+	struct list_node link;  /* in sh->answers */
 	struct sefa_shared *sh;
 	uint32_t rkey;
 	uint64_t raddr;

@@ -24,6 +24,7 @@ int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
 		}
 		sh->dev_index = dev_index;
 		sh->answer_ep.ops = &sefa_answer_ops;
+		list_init(&sh->answers);
 		err = net_engine_acquire(dev_index, &sh->eng);
 		if (err) {
 			free(sh);
@@ -44,6 +45,14 @@ void sefa_shared_release(struct sefa_shared *sh)
 	if (--sh->refs == 0) {
 		shared[sh->dev_index] = NULL;
 		net_engine_release(sh->eng);
+		/* The engine is gone: answers it never finished are ours to free. */
+		while (!list_empty(&sh->answers)) {
+			struct sefa_answer *a =
+			    container_of(sh->answers.next, struct sefa_answer, link);
+
+			list_del(&a->link);
+			free(a);
+		}
 		free(sh->mr_slots);
 		free(sh);
 	}

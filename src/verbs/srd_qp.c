@@ -368,6 +368,9 @@ static int remote_access(struct sefa_qp *qp, const struct net_srd_rx *rx, unsign
 {
 	if (net_peer_ahn_for(rx->peer, qp->qpx.qp_base.pd) == NET_AHN_UNKNOWN)
 		return SRD_REMOTE_UNKNOWN_PEER;
+	/* No request beyond the device's RDMA size, whatever a peer asks. */
+	if (rx->m->len > qp->ctx->cfg->lim.max_rdma_size)
+		return SRD_REMOTE_BAD_LENGTH;
 	if (!sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr, rx->m->len, qp->qpx.qp_base.pd,
 	                    access))
 		return SRD_REMOTE_BAD_ADDRESS;
@@ -449,16 +452,21 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 		memcpy(dst, data, len);
 		return SRD_OK;
 	}
-	/* A send: bounds were checked at the claim, offset + len <= c->len <= room. */
+	/* A send: bounds were checked at the claim, offset + len <= c->len <= room; the
+	 * buffers' MR is checked again per packet, as a write's region is. */
 	for (uint32_t i = 0; i < c->w.num_sge && len; i++) {
 		uint32_t sl = c->w.sge[i].length, n;
+		struct ibv_sge part;
 
 		if (offset >= sl) {
 			offset -= sl;
 			continue;
 		}
 		n = sl - offset < len ? sl - offset : len;
-		memcpy((uint8_t *)(uintptr_t)c->w.sge[i].addr + offset, data, n);
+		part = (struct ibv_sge){c->w.sge[i].addr + offset, n, c->w.sge[i].lkey};
+		if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
+			return SRD_REMOTE_ABORT;
+		memcpy((uint8_t *)(uintptr_t)part.addr, data, n);
 		data += n;
 		len -= n;
 		offset = 0;
@@ -541,6 +549,7 @@ static int srd_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_s
 	a->tag.ep = &qp->sh->answer_ep;
 	a->tag.kind = TAG_ANSWER;
 	a->sh = qp->sh;
+	list_add_tail(&qp->sh->answers, &a->link);
 	a->rkey = rx->m->rkey;
 	a->raddr = rx->m->raddr;
 	a->len = rx->m->len;
@@ -568,9 +577,12 @@ static int answer_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t of
 
 static void answer_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 {
+	struct sefa_answer *a = container_of(tag, struct sefa_answer, tag);
+
 	(void)ep;
 	(void)status;
-	free(container_of(tag, struct sefa_answer, tag));
+	list_del(&a->link);
+	free(a);
 }
 
 const struct net_ep_ops sefa_answer_ops = {

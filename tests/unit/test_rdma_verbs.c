@@ -20,7 +20,7 @@
 #define QKEY  0x11111111u
 #define SMALL (64u * 1024u)
 
-enum region { R_RW, R_RO, R_WO, R_GONE, R_VICTIM, R_COUNT };
+enum region { R_RW, R_RO, R_WO, R_GONE, R_VICTIM, R_VICTIM2, R_COUNT };
 
 struct region_info {
 	uint64_t addr;
@@ -206,6 +206,7 @@ static void target_run(int fd)
 	    [R_WO] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 	    [R_GONE] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	    [R_VICTIM] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	    [R_VICTIM2] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
 	};
 
 	struct ibv_cq_init_attr_ex cx = {.cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS};
@@ -225,9 +226,9 @@ static void target_run(int fd)
 		    srd_qp(t.ctx, t.pd, ibv_cq_ex_to_cq(t.cqx),
 		           u ? EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV : 0, IBV_QP_EX_WITH_SEND);
 	for (int r = 0; r < R_COUNT; r++) {
-		t.len[r] = r == R_RW       ? big
-		           : r == R_VICTIM ? (big < (64u << 20) ? big : 64u << 20)
-		                           : SMALL;
+		t.len[r] = r == R_RW                         ? big
+		           : r == R_VICTIM || r == R_VICTIM2 ? (big < (64u << 20) ? big : 64u << 20)
+		                                             : SMALL;
 		t.mem[r] = aligned_alloc(4096, (t.len[r] + 4095) & ~(uint64_t)4095);
 		REQUIRE(t.mem[r]);
 		fill(t.mem[r], t.len[r], 1000 + (uint64_t)r);
@@ -588,6 +589,37 @@ static void test_dereg_in_flight(void)
 		CHECK_EQ(r.sum, sum(lbuf, len));
 }
 
+/*
+ * The same with immediate data and a posted receive: whether the write finishes first
+ * or is refused, the receive is consumed exactly once (a refused one comes back and
+ * serves the next write with immediate).
+ */
+static void test_dereg_imm_in_flight(void)
+{
+	uint32_t len = (uint32_t)ti.r[R_VICTIM2].len;
+	struct reply r;
+	struct ibv_wc wc;
+
+	ask(CMD_POST_RECV, 0, 0, 0, 0xaa);
+	CHECK_EQ(post(OP_WRITE_IMM, 60, ti.r[R_VICTIM2].rkey, raddr(R_VICTIM2, 0), 0, len, NULL, 0),
+	         0);
+	r = ask(CMD_DEREG, R_VICTIM2, 0, 0, 0);
+	wc = reap();
+	CHECK_EQ(tsum(R_VICTIM2), r.sum);
+	if (wc.status != IBV_WC_SUCCESS) {
+		CHECK_EQ(wc.status, IBV_WC_REM_ACCESS_ERR);
+		CHECK_EQ(ask(CMD_POLL, 0, 0, 1000, 0).wc.n, 0);
+		CHECK_EQ(run(OP_WRITE_IMM, 61, ti.r[R_RW].rkey, raddr(R_RW, 0), 0, 64).status,
+		         IBV_WC_SUCCESS);
+		len = 64;
+	}
+	r = ask(CMD_POLL, 0, 0, 0, 0);
+	CHECK_EQ(r.wc.n, 1);
+	CHECK_EQ(r.wc.wr_id, 0xaa);
+	CHECK_EQ(r.wc.byte_len, len);
+	CHECK_EQ(ask(CMD_POLL, 0, 0, 1000, 0).wc.n, 0);
+}
+
 static uint64_t parse_size(const char *s)
 {
 	char *end;
@@ -652,6 +684,7 @@ int main(int argc, char **argv)
 	test_inline();
 	test_access();
 	test_dereg_in_flight();
+	test_dereg_imm_in_flight();
 
 	ask(CMD_EXIT, 0, 0, 0, 0);
 	REQUIRE(waitpid(child, &status, 0) == child);

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The invariant, checked after a run (docs/sim.md):
+ *
+ *  - every operation a live sender posted completed exactly once;
+ *  - a target saw each operation at most once, and only operations posted to it by
+ *    the host it came from (no phantoms); every byte that landed was right;
+ *  - a successful operation was delivered exactly once (a read: answered once, every
+ *    byte placed);
+ *  - a failed one failed with the status its fault calls for (a bad rkey 7, a bad QP
+ *    or qkey 9), or with 13 / 15 only if its two hosts were cut off from each other
+ *    at some time during its life: a crash, a partition of all its paths, or a
+ *    blackout (every packet one of them sent the other lost) covering, with the
+ *    other direction's, half a peer timeout of its life;
+ *  - nothing is left behind: no claim or answer outstanding on a live host.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "sim_impl.h"
+
+static const char *kind_name(uint8_t k)
+{
+	static const char *const names[] = {"send", "write", "write_imm", "read"};
+
+	return k < 4 ? names[k] : "?";
+}
+
+struct report {
+	FILE *out;
+	unsigned n, max;
+};
+
+static void violation(struct report *r, const struct sim_op *op, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void violation(struct report *r, const struct sim_op *op, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->out && r->n < r->max) {
+		if (op)
+			fprintf(r->out, "op %u h%u>h%u %s len %u: ", op->id, op->src, op->dst,
+			        kind_name(op->kind), op->len);
+		va_start(ap, fmt);
+		vfprintf(r->out, fmt, ap);
+		va_end(ap);
+		fputc('\n', r->out);
+	}
+	r->n++;
+}
+
+struct span {
+	uint64_t from, to;
+};
+
+static int span_cmp(const void *x, const void *y)
+{
+	const struct span *a = x, *b = y;
+
+	return a->from < b->from ? -1 : a->from > b->from;
+}
+
+/* The longest stretch of [from, to] that the two hosts' blackouts cover together. */
+static uint64_t blackout_cover(const struct sim *s, uint16_t a, uint16_t b, uint64_t from,
+                               uint64_t to)
+{
+	struct span *v = malloc((s->nblackouts + 2) * sizeof(*v));
+	uint64_t best = 0, cur_from = 0, cur_to = 0;
+	size_t n = 0;
+	int nh = s->nhosts;
+
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < s->nblackouts; i++) {
+		const struct sim_blackout *o = &s->blackouts[i];
+
+		if ((o->a == a && o->b == b) || (o->a == b && o->b == a))
+			v[n++] = (struct span){o->from, o->to};
+	}
+	if (s->lost_since) {
+		if (s->lost_since[a * nh + b] != UINT64_MAX)
+			v[n++] = (struct span){s->lost_since[a * nh + b], s->now};
+		if (s->lost_since[b * nh + a] != UINT64_MAX)
+			v[n++] = (struct span){s->lost_since[b * nh + a], s->now};
+	}
+	qsort(v, n, sizeof(*v), span_cmp);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t f = v[i].from < from ? from : v[i].from, t = v[i].to > to ? to : v[i].to;
+
+		if (f >= t)
+			continue;
+		if (cur_to >= f && cur_to > cur_from) {
+			if (t > cur_to)
+				cur_to = t;
+		} else {
+			cur_from = f;
+			cur_to = t;
+		}
+		if (cur_to - cur_from > best)
+			best = cur_to - cur_from;
+	}
+	free(v);
+	return best;
+}
+
+/* Were the op's two hosts cut off from each other during its life (plus the time a
+ * sender may take to learn of it, one peer timeout)? */
+static bool at_risk(const struct sim *s, const struct sim_op *op)
+{
+	uint16_t a = op->src < op->dst ? op->src : op->dst;
+	uint16_t b = op->src < op->dst ? op->dst : op->src;
+	uint64_t end = op->tx_done ? op->done_ns : s->now;
+	uint64_t grace = s->hosts[op->src].cfg.peer_timeout_ns;
+
+	for (size_t i = 0; i < s->ncuts; i++) {
+		const struct sim_cut *c = &s->cuts[i];
+		uint64_t to = c->to == UINT64_MAX ? UINT64_MAX : c->to + grace;
+
+		if (c->a == a && c->b == b && c->from <= end && to >= op->post_ns)
+			return true;
+	}
+	return blackout_cover(s, a, b, op->post_ns, end) >= grace / 2;
+}
+
+static int expected_error(const struct sim_op *op)
+{
+	switch (op->fault) {
+	case SIM_OP_BAD_RKEY:
+		return SRD_REMOTE_BAD_ADDRESS;
+	case SIM_OP_BAD_QPN:
+	case SIM_OP_BAD_QKEY:
+		return SRD_REMOTE_BAD_DEST_QPN;
+	default:
+		return SRD_OK;
+	}
+}
+
+static void check_op(const struct sim *s, const struct sim_op *op, struct report *r)
+{
+	const struct sim_host *src = &s->hosts[op->src];
+	bool gone = !(src->alive && src->life == op->src_life);
+	int want = expected_error(op);
+
+	if (!op->posted) {
+		if (op->delivered)
+			violation(r, op, "never posted, delivered %u times", op->delivered);
+		return;
+	}
+	if (op->tx_done > 1)
+		violation(r, op, "completed %u times", op->tx_done);
+	if (op->tx_done == 0 && !gone)
+		violation(r, op, "never completed (posted at %" PRIu64 " ns)", op->post_ns);
+	if (op->delivered > 1)
+		violation(r, op, "delivered %u times", op->delivered);
+	if (op->bad_bytes)
+		violation(r, op, "%u bytes landed wrong", op->bad_bytes);
+	if (op->tx_done == 0)
+		return;
+	if (op->status == SRD_OK) {
+		if (want != SRD_OK)
+			violation(r, op, "succeeded, but should have failed with %d", want);
+		else if (op->delivered != 1)
+			violation(r, op, "succeeded, delivered %u times", op->delivered);
+		else if (op->kind == SIM_OP_READ && op->placed != op->len)
+			violation(r, op, "read succeeded with %u of its bytes", op->placed);
+		return;
+	}
+	if (op->status == want)
+		return;
+	if ((op->status == SRD_LOCAL_UNRESP_REMOTE || op->status == SRD_LOCAL_UNREACH_REMOTE) &&
+	    at_risk(s, op))
+		return;
+	violation(r, op, "failed with %d (expected %d%s)", op->status, want,
+	          at_risk(s, op) ? " or 13/15" : "");
+}
+
+unsigned sim_check(struct sim *s, FILE *out, unsigned max)
+{
+	struct report r = {out, 0, max};
+
+	for (uint32_t i = 0; i < s->nops; i++)
+		check_op(s, &s->ops[i], &r);
+	for (int i = 0; i < s->nhosts; i++) {
+		const struct sim_host *h = &s->hosts[i];
+
+		if (h->phantoms)
+			violation(&r, NULL, "h%d received %" PRIu64 " messages never sent to it", i,
+			          h->phantoms);
+		if (h->alive && h->nclaims)
+			violation(&r, NULL, "h%d holds %u unfinished claims at the end", i,
+			          h->nclaims);
+		if (h->alive && h->txs)
+			violation(&r, NULL, "h%d has messages still in its core at the end", i);
+	}
+	for (int i = 0; i < s->nchans; i++) {
+		const struct sim_chan *c = &s->chans[i];
+
+		if (c->st.max_queue_bytes > c->cfg.queue_bytes + s->pkt_max + 64)
+			violation(&r, NULL, "channel %d queued %u bytes (limit %u)", i,
+			          c->st.max_queue_bytes, c->cfg.queue_bytes);
+	}
+	return r.n;
+}
