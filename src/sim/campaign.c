@@ -9,6 +9,7 @@
  * of receives). The run then goes on long enough for every timeout to play out, and
  * sim_check() judges it.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,9 +37,10 @@ static void note(struct plan *p, const char *txt)
 	p->desc_len += n;
 }
 
-static double pick_loss(struct plan *p, double max)
+/* Per-link loss such that a path of `hops` links loses at most `max` end to end. */
+static double pick_loss(struct plan *p, double max, unsigned hops)
 {
-	return sim_unif(&p->r) * max;
+	return sim_unif(&p->r) * (1.0 - pow(1.0 - max, 1.0 / hops));
 }
 
 /* One direction's shape and faults; fabric links take the campaign's fault mix. */
@@ -54,7 +56,7 @@ static struct sim_link_cfg link_cfg(struct plan *p, const struct sim_campaign *c
 	if (!fabric && !c->host_faults)
 		return l;
 	if (c->loss_max > 0 && sim_below(&p->r, 3))
-		l.loss = pick_loss(p, c->loss_max);
+		l.loss = pick_loss(p, c->loss_max, c->topo == SIM_TOPO_LEAFSPINE ? 4 : 3);
 	if (c->burst && sim_below(&p->r, 2)) {
 		l.burst_enter = 0.002 + sim_unif(&p->r) * 0.01;
 		l.burst_leave = 0.2 + sim_unif(&p->r) * 0.5;

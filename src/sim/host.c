@@ -345,6 +345,8 @@ static void trace_pkt(struct sim *s, const char *what, const struct sim_pkt *pk)
 		sim_trace(s, "%s h%u>h%u pkt%llu p%u ack cum %u sack %u nak %u%s", what, src, dst,
 		          (unsigned long long)pk->id, (unsigned)(pk->sport - SIM_BASE_PORT), a.cum,
 		          a.nsack, a.nnak, (a.flags & SRD_ACK_F_STALE) ? " stale" : "");
+		for (unsigned i = 0; i < a.nnak; i++)
+			sim_trace(s, "  nak psn %u status %u", a.nak[i].psn, a.nak[i].status);
 	}
 }
 
@@ -369,7 +371,7 @@ void sim_host_pump(struct sim *s, struct sim_host *h)
 	if (!h->alive || !up)
 		return;
 	/* Like a socket buffer: hand over packets while the uplink has room for one more. */
-	while (up->qbytes + s->pkt_max <= up->cfg.queue_bytes || !up->head) {
+	while (up->qbytes + s->pkt_max + SIM_WIRE_OVERHEAD <= up->cfg.queue_bytes || !up->head) {
 		struct sim_pkt *pk;
 
 		if (!srd_write_pkt(h->ep, s->now, &out))

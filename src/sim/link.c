@@ -12,8 +12,7 @@
 
 #include "sim_impl.h"
 
-/* Ethernet header and FCS, IPv4 and UDP headers: what a datagram costs on a wire. */
-#define WIRE_OVERHEAD 46u
+#define WIRE_OVERHEAD SIM_WIRE_OVERHEAD
 
 struct sim_pkt *sim_pkt_alloc(struct sim *s, uint32_t len)
 {

@@ -589,6 +589,7 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 		}
 		break;
 	case EV_CREDITS:
+		sim_trace(s, "credits h%d %lld", e->a, (long long)(int64_t)e->g);
 		s->hosts[e->a].credits = (int64_t)e->g;
 		break;
 	}

@@ -48,10 +48,11 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 	ep->cfg = *cfg;
 	if (ep->cfg.mss < SRD_RDMA_EXT_LEN + 1)
 		ep->cfg.mss = SRD_RDMA_EXT_LEN + 1;
-	/* Several retransmissions must fit in one peer timeout, or a single unlucky
-	 * back-off would look like a dead peer. */
-	if (ep->cfg.peer_timeout_ns && ep->cfg.rto_max_ns > ep->cfg.peer_timeout_ns / 4)
-		ep->cfg.rto_max_ns = ep->cfg.peer_timeout_ns / 4;
+	/* Dozens of retransmissions must fit in one peer timeout: a peer is declared gone
+	 * (failing everything sent to it) only when it truly does not answer, never
+	 * because a lossy path and the back-off left too few tries. */
+	if (ep->cfg.peer_timeout_ns && ep->cfg.rto_max_ns > ep->cfg.peer_timeout_ns / 32)
+		ep->cfg.rto_max_ns = ep->cfg.peer_timeout_ns / 32;
 	if (ep->cfg.rto_min_ns > ep->cfg.rto_max_ns)
 		ep->cfg.rto_min_ns = ep->cfg.rto_max_ns;
 	if (ep->cfg.rto_init_ns > ep->cfg.rto_max_ns)

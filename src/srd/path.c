@@ -71,7 +71,9 @@ uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 	for (uint32_t i = 0; i < n; i++) {
 		const struct srd_path *path = &p->tx.paths[i];
 
-		if (!path->good_ns || !usable(path, now) || (i == avoid && n > 1))
+		/* Proven: it delivered, and nothing sent on it has timed out since. */
+		if (!path->good_ns || path->consec_rto || !usable(path, now) ||
+		    (i == avoid && n > 1))
 			continue;
 		if (best == UINT32_MAX || path->good_ns > p->tx.paths[best].good_ns)
 			best = i;
