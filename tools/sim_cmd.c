@@ -7,6 +7,8 @@
  *       any campaign breaks the invariant.
  *   softefa sim replay --seed S [--no-trace] [--json]
  *       one campaign again, with its full event trace on stdout.
+ *   softefa sim fabric permutation|incast|failover|scale [options] [--json]
+ *       the fabric studies of docs/fabric.md on a simulated leaf-spine Clos.
  
  */
 #include <errno.h>
@@ -19,12 +21,17 @@
 #include <unistd.h>
 
 #include "../src/sim/campaign.h"
+#include "../src/sim/fabric.h"
 #include "tool.h"
 
 static int usage(FILE *f)
 {
 	fprintf(f, "usage: softefa sim campaign [--seeds N] [--first-seed S] [--jobs J] [--json]\n"
-	           "       softefa sim replay --seed S [--no-trace] [--json]\n");
+	           "       softefa sim replay --seed S [--no-trace] [--json]\n"
+	           "       softefa sim fabric permutation|incast|failover|scale [--hosts N]\n"
+	           "           [--leaves L] [--spines S] [--paths P] [--msg BYTES] [--per-host M]\n"
+	           "           [--outstanding K] [--senders N] [--duration-us T] [--fail-at-us T]\n"
+	           "           [--blackhole] [--converge-us T] [--seed S] [--json]\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -235,6 +242,165 @@ static int cmd_replay(int argc, char **argv)
 	return r.violations ? 1 : 0;
 }
 
+/* ---- fabric studies ------------------------------------------------------------- */
+
+struct fabric_args {
+	struct sim_fabric_cfg cfg;
+	uint64_t msg, per_host, outstanding, senders, duration_us, fail_at_us, converge_us;
+	int blackhole, json;
+};
+
+static int fabric_parse(int argc, char **argv, struct fabric_args *a)
+{
+	struct {
+		const char *name;
+		uint64_t *v;
+	} opts[] = {
+	    {"--msg", &a->msg},
+	    {"--per-host", &a->per_host},
+	    {"--outstanding", &a->outstanding},
+	    {"--senders", &a->senders},
+	    {"--duration-us", &a->duration_us},
+	    {"--fail-at-us", &a->fail_at_us},
+	    {"--converge-us", &a->converge_us},
+	    {"--seed", &a->cfg.seed},
+	};
+	uint64_t hosts = a->cfg.hosts, leaves = a->cfg.leaves, spines = a->cfg.spines,
+	         paths = a->cfg.paths;
+
+	for (int i = 0; i < argc; i++) {
+		bool matched = false;
+
+		if (!strcmp(argv[i], "--json")) {
+			a->json = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--blackhole")) {
+			a->blackhole = 1;
+			continue;
+		}
+		if (i + 1 < argc) {
+			uint64_t *dst = !strcmp(argv[i], "--hosts")    ? &hosts
+			                : !strcmp(argv[i], "--leaves") ? &leaves
+			                : !strcmp(argv[i], "--spines") ? &spines
+			                : !strcmp(argv[i], "--paths")  ? &paths
+			                                               : NULL;
+
+			for (size_t k = 0; !dst && k < sizeof(opts) / sizeof(opts[0]); k++)
+				if (!strcmp(argv[i], opts[k].name))
+					dst = opts[k].v;
+			matched = dst && !parse_u64(argv[i + 1], dst);
+		}
+		if (!matched)
+			return -1;
+		i++;
+	}
+	if (!hosts || !leaves || hosts % leaves || hosts > 4096 || !spines || !paths || paths > 64)
+		return -1;
+	a->cfg.hosts = (uint32_t)hosts;
+	a->cfg.leaves = (uint32_t)leaves;
+	a->cfg.spines = (uint32_t)spines;
+	a->cfg.paths = (uint32_t)paths;
+	return 0;
+}
+
+static void fabric_print(const char *study, const struct fabric_args *a,
+                         const struct sim_fabric_result *r)
+{
+	const struct sim_fabric_cfg *c = &a->cfg;
+
+	if (a->json) {
+		printf("{\"study\": \"%s\", \"hosts\": %u, \"leaves\": %u, \"spines\": %u, "
+		       "\"paths\": %u, \"msg\": %" PRIu64 ", \"throughput\": %.4f, "
+		       "\"ecmp_estimate\": %.4f, \"goodput\": %.4f, \"jain\": %.4f, "
+		       "\"queue_peak\": %u, \"max_queue_bytes\": %u, \"fct_p50_us\": %.2f, "
+		       "\"fct_p99_us\": %.2f, \"fct_p999_us\": %.2f, \"leave_us\": %.1f, "
+		       "\"recover_us\": %.1f, \"dip\": %.4f, \"event_p99_us\": %.2f, "
+		       "\"errors\": %" PRIu64 ", \"ops\": %" PRIu64
+		       ", \"retransmissions\": %" PRIu64 ", \"drops\": %" PRIu64
+		       ", \"events\": %" PRIu64 ", \"simulated_s\": %.6f, \"wall_s\": %.3f}\n",
+		       study, c->hosts, c->leaves, c->spines, c->paths, a->msg, r->throughput,
+		       r->ecmp_estimate, r->goodput, r->jain, r->queue_peak, r->max_queue_bytes,
+		       r->fct_p50_us, r->fct_p99_us, r->fct_p999_us, r->leave_us, r->recover_us,
+		       r->dip, r->event_p99_us, r->errors, r->ops, r->retransmissions, r->drops,
+		       r->events, (double)r->sim_ns / 1e9, r->wall_s);
+		return;
+	}
+	printf("%s: %u hosts, %u leaves, %u spines, %u paths per host, %" PRIu64 "-byte messages\n",
+	       study, c->hosts, c->leaves, c->spines, c->paths, a->msg);
+	if (!strcmp(study, "permutation"))
+		printf("  throughput %.1f%% of ideal (one fixed ECMP route per flow: %.1f%%)\n",
+		       100 * r->throughput, 100 * r->ecmp_estimate);
+	if (!strcmp(study, "incast"))
+		printf("  goodput %.1f%% of the receiver's link, Jain's index %.3f, its port's "
+		       "peak queue %u bytes\n",
+		       100 * r->goodput, r->jain, r->queue_peak);
+	if (!strcmp(study, "failover"))
+		printf("  traffic left the failed link after %.1f us; throughput back to 90%% "
+		       "after %.1f us (lowest %.0f%%); p99 of messages caught in it %.1f us\n",
+		       r->leave_us, r->recover_us, 100 * r->dip, r->event_p99_us);
+	printf("  completion p50 %.1f us, p99 %.1f us, p99.9 %.1f us; %" PRIu64
+	       " errors in %" PRIu64 " messages; deepest switch queue %u bytes\n",
+	       r->fct_p50_us, r->fct_p99_us, r->fct_p999_us, r->errors, r->ops, r->max_queue_bytes);
+	printf("  %" PRIu64 " retransmissions, %" PRIu64 " drops; %" PRIu64
+	       " events, %.3f s simulated, %.2f s wall (%.1f M events/s)\n",
+	       r->retransmissions, r->drops, r->events, (double)r->sim_ns / 1e9, r->wall_s,
+	       r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0);
+}
+
+static int cmd_fabric(int argc, char **argv)
+{
+	struct fabric_args a;
+	struct sim_fabric_result r;
+	const char *study;
+	int rc = -1;
+
+	if (argc < 1)
+		return usage(stderr);
+	study = argv[0];
+	memset(&a, 0, sizeof(a));
+	sim_fabric_default(&a.cfg);
+	a.msg = 65536;
+	a.per_host = 64;
+	a.outstanding = 4;
+	a.senders = 64;
+	a.duration_us = 5000;
+	a.fail_at_us = 2000;
+	a.converge_us = 1000;
+	if (fabric_parse(argc - 1, argv + 1, &a) || !a.msg || a.msg > UINT32_MAX)
+		return usage(stderr);
+	if (!strcmp(study, "permutation")) {
+		rc = sim_fabric_permutation(&a.cfg, (uint32_t)a.msg, (uint32_t)a.per_host,
+		                            (uint32_t)a.outstanding, &r);
+	} else if (!strcmp(study, "incast")) {
+		rc = sim_fabric_incast(&a.cfg, (uint32_t)a.senders, (uint32_t)a.msg,
+		                       a.duration_us * 1000, &r);
+	} else if (!strcmp(study, "failover")) {
+		rc =
+		    sim_fabric_failover(&a.cfg, (uint32_t)a.msg, a.duration_us * 1000,
+		                        a.fail_at_us * 1000, a.blackhole, a.converge_us * 1000, &r);
+	} else if (!strcmp(study, "scale")) {
+		/* The simulator's cost as the fabric grows: permutations of 16-host leaves. */
+		static const uint32_t sizes[] = {32, 64, 128, 256, 512};
+
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			a.cfg.hosts = sizes[k];
+			a.cfg.leaves = sizes[k] / 16;
+			if (sim_fabric_permutation(&a.cfg, (uint32_t)a.msg, (uint32_t)a.per_host,
+			                           (uint32_t)a.outstanding, &r))
+				return 1;
+			fabric_print("scale", &a, &r);
+		}
+		return 0;
+	} else {
+		return usage(stderr);
+	}
+	if (rc)
+		return 1;
+	fabric_print(study, &a, &r);
+	return r.errors ? 1 : 0;
+}
+
 int tool_sim(int argc, char **argv)
 {
 	if (argc < 1)
@@ -243,6 +409,8 @@ int tool_sim(int argc, char **argv)
 		return cmd_campaign(argc - 1, argv + 1);
 	if (!strcmp(argv[0], "replay"))
 		return cmd_replay(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "fabric"))
+		return cmd_fabric(argc - 1, argv + 1);
 
 	if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))
 		return usage(stdout);

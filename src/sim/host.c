@@ -370,8 +370,12 @@ void sim_host_pump(struct sim *s, struct sim_host *h)
 
 	if (!h->alive || !up)
 		return;
-	/* Like a socket buffer: hand over packets while the uplink has room for one more. */
-	while (up->qbytes + s->pkt_max + SIM_WIRE_OVERHEAD <= up->cfg.queue_bytes || !up->head) {
+	/*
+	 * Like a NIC's transmit ring: the core hands over a packet when fewer than two wait
+	 * on the wire, so its own order (acknowledgements first) decides what goes next and
+	 * a long local queue never delays our acks.
+	 */
+	while (up->qbytes < 2 * (s->pkt_max + SIM_WIRE_OVERHEAD) || !up->head) {
 		struct sim_pkt *pk;
 
 		if (!srd_write_pkt(h->ep, s->now, &out))

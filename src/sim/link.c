@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../srd/wire.h"
 #include "sim_impl.h"
 
 #define WIRE_OVERHEAD SIM_WIRE_OVERHEAD
@@ -66,6 +67,9 @@ void sim_chan_send(struct sim *s, int chan, struct sim_pkt *pk)
 	struct sim_chan *c = &s->chans[chan];
 	uint32_t size = pk->len + WIRE_OVERHEAD;
 
+	c->st.last_offer_ns = s->now;
+	if (srd_wire_peek_type(pk->bytes, pk->len) == SRD_PKT_DATA)
+		c->st.data_offered++;
 	if (!c->up || c->blackhole) {
 		c->st.drop_down++;
 		sim_trace(s, "drop down ch%d pkt%llu", chan, (unsigned long long)pk->id);

@@ -200,6 +200,8 @@ struct sim_chan_stats {
 	uint64_t drop_down;   /* link down or blackholed */
 	uint64_t dups, reorders, corrupts;
 	uint32_t max_queue_bytes;
+	uint64_t last_offer_ns; /* a packet was last handed to it to send (dropped or not) */
+	uint64_t data_offered;  /* SRD data packets handed to it (acks are not counted) */
 };
 
 struct sim_totals {

@@ -27,6 +27,15 @@ static bool usable(const struct srd_path *path, uint64_t now)
 	return path->down_until_ns == 0 || path->down_until_ns <= now;
 }
 
+/* Usable for one more packet: a path back from its cooldown but not yet heard from
+ * again carries one packet at a time (a probe), so a still-dead path eats little. */
+static bool takes(const struct srd_path *path, uint64_t now)
+{
+	if (!usable(path, now))
+		return false;
+	return path->down_until_ns == 0 || path->ninflight == 0;
+}
+
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 {
 	struct srd_ep *ep = p->ep;
@@ -37,7 +46,7 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 		struct srd_path *path = &p->tx.paths[i];
 
 		p->tx.next_path = (i + 1) % n;
-		if (!usable(path, now))
+		if (!takes(path, now))
 			continue;
 		if (fallback == UINT32_MAX)
 			fallback = i;
@@ -54,6 +63,26 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 		p->tx.next_path = (fallback + 1) % n;
 	}
 	return fallback;
+}
+
+/*
+ * The usable path holding the fewest packets in flight, scanning from the next in
+ * turn. Packets linger on a path whose queues are long, so new ones drift to the
+ * paths that drain; without congestion the turn order spreads them evenly.
+ */
+uint32_t srd_path_spray(struct srd_peer *p, uint64_t now)
+{
+	uint32_t n = p->ep->cfg.npaths, a = srd_path_pick(p, now, UINT32_MAX), best = a;
+
+	for (uint32_t k = 1; k < n; k++) {
+		uint32_t b = (a + k) % n;
+		const struct srd_path *pb = &p->tx.paths[b];
+
+		if (takes(pb, now) && pb->loss_ewma <= LOSSY_LEVEL &&
+		    pb->ninflight < p->tx.paths[best].ninflight)
+			best = b;
+	}
+	return best;
 }
 
 /* Bursts stay on one path (one system call, no reordering) while it is up. */

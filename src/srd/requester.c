@@ -147,6 +147,7 @@ static void slot_unlink(struct srd_tx *tx, struct srd_slot *s)
 {
 	if (s->state == PKT_INFLIGHT) {
 		tx->inflight--;
+		tx->paths[s->path].ninflight--;
 		list_del(&s->pathq);
 	}
 	if (list_linked(&s->q))
@@ -333,7 +334,14 @@ void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
 
 /* ---- sending --------------------------------------------------------------------------- */
 
-static bool can_send_new(const struct srd_peer *p)
+/* Packets the congestion window lets out now. */
+static bool window_open(const struct srd_tx *tx, uint64_t now)
+{
+	(void)now;
+	return tx->inflight < tx->cwnd_x1024 / 1024;
+}
+
+static bool can_send_new(const struct srd_peer *p, uint64_t now)
 {
 	const struct srd_tx *tx = &p->tx;
 
@@ -341,13 +349,13 @@ static bool can_send_new(const struct srd_peer *p)
 	 * only answered (responder.c), so more would be sent twice. */
 	if (!tx->peer_epoch && tx->inflight)
 		return false;
-	return tx->inflight < tx->cwnd_x1024 / 1024 && tx->next_psn - tx->una < p->ep->cfg.window;
+	return window_open(tx, now) && tx->next_psn - tx->una < p->ep->cfg.window;
 }
 
 bool srd_tx_has_work(const struct srd_peer *p, uint64_t now)
 {
-	(void)now;
-	return !list_empty(&p->tx.retx) || (!list_empty(&p->tx.sendq) && can_send_new(p));
+	return (!list_empty(&p->tx.retx) && window_open(&p->tx, now)) ||
+	       (!list_empty(&p->tx.sendq) && can_send_new(p, now));
 }
 
 static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struct srd_pkt_out *out)
@@ -362,8 +370,8 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 		s->path = srd_path_burst(p, now);
 	else
 		/* New packets spray; a lost one goes again on the path that delivered last. */
-		s->path = s->tx_count ? srd_path_pick_proven(p, now, s->path)
-		                      : srd_path_pick(p, now, UINT32_MAX);
+		s->path =
+		    s->tx_count ? srd_path_pick_proven(p, now, s->path) : srd_path_spray(p, now);
 	path = &tx->paths[s->path];
 	s->path_seq = path->seq++;
 	s->sent_ns = now;
@@ -373,6 +381,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	tx->inflight++;
 	list_add_tail(&tx->inflight_list, &s->q);
 	list_add_tail(&path->inflight, &s->pathq);
+	path->ninflight++;
 	path->tx++;
 	if (s->tx_count > 1)
 		ep->stats.data_retx++;
@@ -421,13 +430,15 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	uint32_t mss;
 	struct srd_msg *m;
 
-	if (!list_empty(&tx->retx)) {
+	/* Retransmissions first, but inside the congestion window too: after a burst of
+	 * losses, resending them all at once would only overflow the same queue again. */
+	if (!list_empty(&tx->retx) && window_open(tx, now)) {
 		s = container_of(tx->retx.next, struct srd_slot, q);
 		list_del(&s->q);
 		transmit(p, s, now, out);
 		return 1;
 	}
-	if (list_empty(&tx->sendq) || !can_send_new(p))
+	if (list_empty(&tx->sendq) || !can_send_new(p, now))
 		return 0;
 	m = container_of(tx->sendq.next, struct srd_msg, link);
 	mss = m->seg;

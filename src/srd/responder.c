@@ -447,10 +447,12 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	if (++rx->unacked >= 2)
 		rx->ack_urgent = true;
 	if (psn_lt(h->psn, rx->cum) || (h->psn - rx->cum < w && bit_get(rx, h->psn, w))) {
-		/* A duplicate: the sender missed our ack; answer now, twice. */
+		/* A duplicate: the sender missed our ack; answer now, twice, and count the
+		 * loss against the path that ack took (acks learn dead paths too). */
 		ep->stats.data_dup_rx++;
 		rx->ack_urgent = true;
 		rx->ack_twice = true;
+		srd_path_on_loss(p, rx->ack_path, true, now);
 		return;
 	}
 	if (h->psn - rx->cum >= w)
@@ -585,7 +587,8 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	/* An ack takes the path our own data last got through on toward this peer; the
 	 * repeat of a lost one tries the next in turn. */
 	out->path =
-	    second ? srd_path_pick(p, now, UINT32_MAX) : srd_path_pick_proven(p, now, UINT32_MAX);
+	    second ? srd_path_pick(p, now, rx->ack_path) : srd_path_pick_proven(p, now, UINT32_MAX);
+	rx->ack_path = out->path;
 	out->cookie = NULL;
 	out->offset = out->len = 0;
 	ep->stats.ack_tx++;

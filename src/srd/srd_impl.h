@@ -95,6 +95,7 @@ struct srd_path {
 	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
 	uint64_t down_until_ns; /* 0 when up */
 	uint64_t good_ns;       /* a packet sent on it was last acknowledged then */
+	uint32_t ninflight;     /* packets in flight on it: a congested path holds more */
 	uint64_t cooldown_ns;
 	uint32_t loss_ewma; /* losses per 1024 packets, smoothed */
 	uint64_t tx;
@@ -158,6 +159,7 @@ struct srd_rx {
 	uint32_t unacked;    /* packets since the last ack */
 	uint64_t ack_due_ns; /* a lone packet's ack goes out by then */
 	bool ack_twice;      /* a duplicate came: our last ack was lost; say it on two paths */
+	uint32_t ack_path;   /* the path our last ack took */
 	bool stale_pending;  /* answer with SRD_ACK_F_STALE */
 	uint32_t stale_dst_epoch;
 	uint32_t echo_psn;
@@ -236,6 +238,8 @@ uint64_t srd_rx_deadline(const struct srd_peer *p);
 /* path.c */
 void srd_paths_init(struct srd_peer *p);
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
+/* For a new packet: the usable path holding the fewest in flight, from the next in turn. */
+uint32_t srd_path_spray(struct srd_peer *p, uint64_t now);
 /* The path that most recently delivered (not `avoid`), or srd_path_pick's choice. */
 uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
