@@ -4,6 +4,7 @@
 #   scripts/deps.sh build   compiler, cmake, the verbs header
 #   scripts/deps.sh demo    build
 #   scripts/deps.sh test    build + the unmodified clients the tests drive
+#   scripts/deps.sh bench   build + what the benchmarks plot with
 set -euo pipefail
 
 build_pkgs=(gcc make cmake libibverbs-dev)
@@ -14,8 +15,9 @@ case "${1:-build}" in
 build) want=("${build_pkgs[@]}") ;;
 demo) want=("${build_pkgs[@]}" ibverbs-utils perftest) ;; # what the README's "Use" runs
 test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+bench) want=("${build_pkgs[@]}" python3-matplotlib) ;;
 *)
-	echo "usage: $0 build|demo|test" >&2
+	echo "usage: $0 build|demo|test|bench" >&2
 	exit 2
 	;;
 esac

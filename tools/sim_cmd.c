@@ -31,7 +31,8 @@ static int usage(FILE *f)
 	           "       softefa sim fabric permutation|incast|failover|scale [--hosts N]\n"
 	           "           [--leaves L] [--spines S] [--paths P] [--msg BYTES] [--per-host M]\n"
 	           "           [--outstanding K] [--senders N] [--duration-us T] [--fail-at-us T]\n"
-	           "           [--blackhole] [--converge-us T] [--seed S] [--json]\n");
+	           "           [--blackhole] [--converge-us T] [--seed S] [--samples FILE]\n"
+	           "           [--series FILE] [--json]\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -248,6 +249,7 @@ struct fabric_args {
 	struct sim_fabric_cfg cfg;
 	uint64_t msg, per_host, outstanding, senders, duration_us, fail_at_us, converge_us;
 	int blackhole, json;
+	const char *samples, *series; /* files for the completion times and the time series */
 };
 
 static int fabric_parse(int argc, char **argv, struct fabric_args *a)
@@ -277,6 +279,14 @@ static int fabric_parse(int argc, char **argv, struct fabric_args *a)
 		}
 		if (!strcmp(argv[i], "--blackhole")) {
 			a->blackhole = 1;
+			continue;
+		}
+		if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
+			a->samples = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--series") && i + 1 < argc) {
+			a->series = argv[++i];
 			continue;
 		}
 		if (i + 1 < argc) {
@@ -348,6 +358,28 @@ static void fabric_print(const char *study, const struct fabric_args *a,
 	       r->wall_s > 0 ? (double)r->events / r->wall_s / 1e6 : 0);
 }
 
+/* One number per line (a plot's input); the series as "time_us bytes". */
+static int fabric_dump(const struct fabric_args *a, const struct sim_fabric_result *r)
+{
+	FILE *f;
+
+	if (a->samples && (f = fopen(a->samples, "w"))) {
+		for (size_t i = 0; i < r->nsamples; i++)
+			fprintf(f, "%.3f\n", r->samples[i]);
+		fclose(f);
+	} else if (a->samples) {
+		return -1;
+	}
+	if (a->series && (f = fopen(a->series, "w"))) {
+		for (size_t i = 0; i < r->nseries; i++)
+			fprintf(f, "%zu %" PRIu64 "\n", i * 100, r->series[i]);
+		fclose(f);
+	} else if (a->series) {
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_fabric(int argc, char **argv)
 {
 	struct fabric_args a;
@@ -390,6 +422,8 @@ static int cmd_fabric(int argc, char **argv)
 			                           (uint32_t)a.outstanding, &r))
 				return 1;
 			fabric_print("scale", &a, &r);
+			free(r.samples);
+			free(r.series);
 		}
 		return 0;
 	} else {
@@ -398,7 +432,10 @@ static int cmd_fabric(int argc, char **argv)
 	if (rc)
 		return 1;
 	fabric_print(study, &a, &r);
-	return r.errors ? 1 : 0;
+	rc = fabric_dump(&a, &r);
+	free(r.samples);
+	free(r.series);
+	return rc || r.errors ? 1 : 0;
 }
 
 int tool_sim(int argc, char **argv)

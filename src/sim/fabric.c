@@ -219,6 +219,13 @@ static void finish(struct study *st, struct sim_fabric_result *r, double t0)
 	r->fct_p50_us = pct(st->fct, st->nfct, 0.50);
 	r->fct_p99_us = pct(st->fct, st->nfct, 0.99);
 	r->fct_p999_us = pct(st->fct, st->nfct, 0.999);
+	/* The samples and the series go to the caller. */
+	r->samples = st->fct;
+	r->nsamples = st->nfct;
+	st->fct = NULL;
+	r->series = st->bins;
+	r->nseries = st->nbins;
+	st->bins = NULL;
 	sim_totals(s, &t);
 	r->retransmissions = t.data_retx;
 	r->drops = t.drop_queue + t.drop_loss + t.drop_down;
@@ -229,27 +236,37 @@ static void finish(struct study *st, struct sim_fabric_result *r, double t0)
 				r->max_queue_bytes = sim_chan_stats(s, l, d)->max_queue_bytes;
 }
 
-/* A permutation in which nobody sends to itself or within its own leaf. */
+/*
+ * A random permutation in which nobody sends within its own leaf: shuffle, then swap
+ * partners to undo every same-leaf pair (a swap that leaves both pairs cross-leaf
+ * always exists with two or more leaves).
+ */
 static void derangement(struct study *st, struct sim_rng *r)
 {
 	uint32_t n = st->c->hosts;
 
-	for (;;) {
-		bool ok = true;
+	for (uint32_t i = 0; i < n; i++)
+		st->peer[i] = (uint16_t)i;
+	for (uint32_t i = n - 1; i > 0; i--) {
+		uint32_t j = (uint32_t)sim_below(r, i + 1);
+		uint16_t t = st->peer[i];
 
-		for (uint32_t i = 0; i < n; i++)
-			st->peer[i] = (uint16_t)i;
-		for (uint32_t i = n - 1; i > 0; i--) {
-			uint32_t j = (uint32_t)sim_below(r, i + 1);
-			uint16_t t = st->peer[i];
+		st->peer[i] = st->peer[j];
+		st->peer[j] = t;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		if (st->leaf_of[st->peer[i]] != st->leaf_of[i])
+			continue;
+		for (uint32_t k = 0, j = (uint32_t)sim_below(r, n); k < n; k++, j = (j + 1) % n) {
+			if (st->leaf_of[st->peer[j]] != st->leaf_of[i] &&
+			    st->leaf_of[st->peer[i]] != st->leaf_of[j]) {
+				uint16_t t = st->peer[i];
 
-			st->peer[i] = st->peer[j];
-			st->peer[j] = t;
+				st->peer[i] = st->peer[j];
+				st->peer[j] = t;
+				break;
+			}
 		}
-		for (uint32_t i = 0; i < n && ok; i++)
-			ok = st->leaf_of[st->peer[i]] != st->leaf_of[i];
-		if (ok)
-			return;
 	}
 }
 
@@ -265,12 +282,12 @@ static double ecmp_estimate(struct study *st)
 	int nch = s->nchans, maxhops = 8;
 	int *route = malloc((size_t)n * (size_t)maxhops * sizeof(int));
 	int *hops = calloc(n, sizeof(int));
+	unsigned *users = calloc((size_t)nch, sizeof(unsigned));
 	double *cap = malloc((size_t)nch * sizeof(double));
-	double *rate = calloc(n, sizeof(double));
 	bool *frozen = calloc(n, sizeof(bool));
 	double sum = 0;
 
-	if (!route || !hops || !cap || !rate || !frozen)
+	if (!route || !hops || !users || !cap || !frozen)
 		goto out;
 	for (int c = 0; c < nch; c++)
 		cap[c] = (double)s->chans[c].cfg.rate_bps;
@@ -285,23 +302,20 @@ static double ecmp_estimate(struct study *st)
 		probe.dport = SIM_BASE_PORT;
 		while (chan >= 0 && hops[f] < maxhops) {
 			route[f * (uint32_t)maxhops + (uint32_t)hops[f]++] = chan;
+			users[chan]++;
 			if (s->nodes[s->chans[chan].to].is_host)
 				break;
 			chan = sim_route_pick(s, s->chans[chan].to, &probe);
 		}
 	}
-	for (uint32_t left = n; left;) {
+	/* Progressive filling: the tightest link fixes the rate of every flow on it. */
+	for (;;) {
 		double best = HUGE_VAL;
 		int bottleneck = -1;
 
 		for (int c = 0; c < nch; c++) {
-			unsigned users = 0;
-
-			for (uint32_t f = 0; f < n; f++)
-				for (int h = 0; h < hops[f] && !frozen[f]; h++)
-					users += route[f * (uint32_t)maxhops + (uint32_t)h] == c;
-			if (users && cap[c] / users < best) {
-				best = cap[c] / users;
+			if (users[c] && cap[c] / users[c] < best) {
+				best = cap[c] / users[c];
 				bottleneck = c;
 			}
 		}
@@ -310,25 +324,28 @@ static double ecmp_estimate(struct study *st)
 		for (uint32_t f = 0; f < n; f++) {
 			bool on = false;
 
-			for (int h = 0; h < hops[f] && !frozen[f]; h++)
+			if (frozen[f])
+				continue;
+			for (int h = 0; h < hops[f]; h++)
 				on |= route[f * (uint32_t)maxhops + (uint32_t)h] == bottleneck;
 			if (!on)
 				continue;
-			rate[f] = best;
 			frozen[f] = true;
-			left--;
-			for (int h = 0; h < hops[f]; h++)
-				cap[route[f * (uint32_t)maxhops + (uint32_t)h]] -= best;
+			sum += best / (double)st->c->host_bps;
+			for (int h = 0; h < hops[f]; h++) {
+				int c = route[f * (uint32_t)maxhops + (uint32_t)h];
+
+				cap[c] -= best;
+				users[c]--;
+			}
 		}
 	}
-	for (uint32_t f = 0; f < n; f++)
-		sum += rate[f] / (double)st->c->host_bps;
 	sum /= n;
 out:
 	free(route);
 	free(hops);
+	free(users);
 	free(cap);
-	free(rate);
 	free(frozen);
 	return sum;
 }

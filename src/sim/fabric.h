@@ -46,6 +46,12 @@ struct sim_fabric_result {
 	double recover_us;   /* failure until throughput is back to 90% of before */
 	double dip;          /* lowest 100 us throughput after the failure / before */
 	double event_p99_us; /* p99 completion time of messages in flight at the failure */
+	/* Owned by the caller (free()): every message's completion time in us, sorted; and
+	 * for failover, bytes completed by the failed leaf's flows per 100 us. */
+	double *samples;
+	size_t nsamples;
+	uint64_t *series;
+	size_t nseries;
 };
 
 /* Every host writes `msg` bytes at a time to its partner (a random derangement across
