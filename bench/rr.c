@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rr: request/response latency, one request outstanding, over SRD (softefa's verbs,
+ * an efadv SRD QP, busy-polling its CQ) or over kernel TCP (TCP_NODELAY, busy-polling
+ * a non-blocking socket) - the same loop on both, so their tails compare.
+ *
+ *   rr server --tcp|--srd --port P [--size B]
+ *   rr client --tcp|--srd --port P --host ADDR [--size B] [--count N]
+ *                                  [--duration-ms T] [--samples FILE]
+ *
+ * The client prints one line: count, p50, p99, p99.9, max (us), and, with --samples,
+ * writes every round trip (us, in order) to FILE. The out-of-band exchange of SRD
+ * addresses uses TCP on the same port. Exit 0 only if every request was answered.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <infiniband/efadv.h>
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define QKEY     0x11111111u
+#define MAX_SIZE 8928u
+#define NRECV    64u
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "rr: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* ---- out of band: a TCP connection ---------------------------------------------- */
+
+static int tcp_listen_accept(uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int one = 1, l = socket(AF_INET, SOCK_STREAM, 0), c;
+
+	if (l < 0 || setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(l, (struct sockaddr *)&a, sizeof(a)) || listen(l, 1))
+		die("listen");
+	c = accept(l, NULL, NULL);
+	if (c < 0)
+		die("accept");
+	close(l);
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return c;
+}
+
+static int tcp_connect(const char *host, uint16_t port)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int one = 1, c = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (c < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		die("address");
+	if (connect(c, (struct sockaddr *)&a, sizeof(a)))
+		die("connect");
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return c;
+}
+
+/* Moves exactly len bytes (blocking); busy-polls when spin is set. */
+static int xfer(int fd, void *p, size_t len, int out, int spin)
+{
+	uint8_t *b = p;
+
+	while (len) {
+		ssize_t n = out ? send(fd, b, len, MSG_NOSIGNAL)
+		                : recv(fd, b, len, spin ? MSG_DONTWAIT : 0);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0)
+			return -1;
+		b += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- SRD ------------------------------------------------------------------------ */
+
+struct srd {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qx;
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	uint8_t *buf; /* NRECV receive slots, then one send slot */
+	uint32_t remote_qpn;
+};
+
+struct srd_info {
+	union ibv_gid gid;
+	uint32_t qpn;
+};
+
+static void srd_post_recv(struct srd *s, unsigned slot)
+{
+	struct ibv_sge sge = {(uintptr_t)(s->buf + (size_t)slot * MAX_SIZE), MAX_SIZE, s->mr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
+
+	if (ibv_post_recv(s->qp, &wr, &bad))
+		die("post_recv");
+}
+
+static void srd_open(struct srd *s, struct srd_info *me)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr_ex qa = {0};
+	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+	size_t bytes = (size_t)(NRECV + 1) * MAX_SIZE;
+
+	if (!list || !list[0])
+		die("no device");
+	s->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	if (!s->ctx)
+		die("open");
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = ibv_create_cq(s->ctx, 2 * NRECV, NULL, NULL, 0);
+	s->buf = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095);
+	if (!s->pd || !s->cq || !s->buf)
+		die("pd/cq");
+	memset(s->buf, 0x5a, bytes);
+	s->mr = ibv_reg_mr(s->pd, s->buf, bytes, IBV_ACCESS_LOCAL_WRITE);
+	if (!s->mr)
+		die("reg_mr");
+	qa.qp_type = IBV_QPT_DRIVER;
+	qa.send_cq = qa.recv_cq = s->cq;
+	qa.pd = s->pd;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	qa.cap = (struct ibv_qp_cap){
+	    .max_send_wr = 16, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
+	s->qp = efadv_create_qp_ex(s->ctx, &qa, &ea, sizeof(ea));
+	if (!s->qp)
+		die("create SRD QP");
+	s->qx = ibv_qp_to_qp_ex(s->qp);
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		die("INIT");
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE))
+		die("RTR");
+	a.qp_state = IBV_QPS_RTS;
+	a.rnr_retry = 7;
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY))
+		die("RTS");
+	for (unsigned i = 0; i < NRECV; i++)
+		srd_post_recv(s, i);
+	if (ibv_query_gid(s->ctx, 1, 0, &me->gid))
+		die("gid");
+	me->qpn = s->qp->qp_num;
+}
+
+static void srd_connect(struct srd *s, const struct srd_info *peer)
+{
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+
+	aa.grh.dgid = peer->gid;
+	s->ah = ibv_create_ah(s->pd, &aa);
+	if (!s->ah)
+		die("create_ah");
+	s->remote_qpn = peer->qpn;
+}
+
+static void srd_send(struct srd *s, uint32_t len)
+{
+	ibv_wr_start(s->qx);
+	s->qx->wr_id = 1u << 31;
+	s->qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(s->qx);
+	ibv_wr_set_ud_addr(s->qx, s->ah, s->remote_qpn, QKEY);
+	ibv_wr_set_sge(s->qx, s->mr->lkey, (uintptr_t)(s->buf + (size_t)NRECV * MAX_SIZE), len);
+	if (ibv_wr_complete(s->qx))
+		die("post send");
+}
+
+/*
+ * Waits for the next receive (re-posting it) or, with want_send, for our send's
+ * completion; other completions are reaped on the way. Returns the received length
+ * (0 for a send), or -1 on an error completion.
+ */
+static int srd_wait(struct srd *s, int want_send)
+{
+	for (;;) {
+		struct ibv_wc wc;
+
+		if (ibv_poll_cq(s->cq, 1, &wc) != 1)
+			continue;
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "rr: completion status %d vendor_err %u\n", wc.status,
+			        wc.vendor_err);
+			return -1;
+		}
+		if (wc.opcode & IBV_WC_RECV) {
+			srd_post_recv(s, (unsigned)wc.wr_id);
+			if (!want_send)
+				return (int)wc.byte_len;
+		} else if (want_send) {
+			return 0;
+		}
+	}
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+
+struct opts {
+	int server, srd;
+	uint16_t port;
+	const char *host, *samples;
+	uint32_t size;
+	uint64_t count, duration_ms;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void report(const struct opts *o, uint64_t *rtt, uint64_t n)
+{
+	FILE *f = o->samples ? fopen(o->samples, "w") : NULL;
+
+	if (f) {
+		for (uint64_t i = 0; i < n; i++)
+			fprintf(f, "%.3f\n", (double)rtt[i] / 1e3);
+		fclose(f);
+	}
+	qsort(rtt, n, sizeof(*rtt), cmp_u64);
+	printf("%s size %u count %llu p50 %.2f p99 %.2f p99.9 %.2f max %.2f us\n",
+	       o->srd ? "srd" : "tcp", o->size, (unsigned long long)n,
+	       n ? (double)rtt[n / 2] / 1e3 : 0, n ? (double)rtt[n * 99 / 100] / 1e3 : 0,
+	       n ? (double)rtt[n * 999 / 1000] / 1e3 : 0, n ? (double)rtt[n - 1] / 1e3 : 0);
+}
+
+static int run(const struct opts *o)
+{
+	uint64_t cap = o->count ? o->count : 10000000, n = 0, deadline;
+	uint64_t *rtt = o->server ? NULL : malloc(cap * sizeof(uint64_t));
+	uint8_t *buf = malloc(MAX_SIZE);
+	struct srd s = {0};
+	struct srd_info me, peer;
+	int fd, rc = 0;
+
+	if ((!o->server && !rtt) || !buf)
+		die("memory");
+	memset(buf, 0x5a, MAX_SIZE);
+	if (o->srd)
+		srd_open(&s, &me);
+	fd = o->server ? tcp_listen_accept(o->port) : tcp_connect(o->host, o->port);
+	if (o->srd) {
+		if (xfer(fd, &me, sizeof(me), 1, 0) || xfer(fd, &peer, sizeof(peer), 0, 0))
+			die("exchange");
+		srd_connect(&s, &peer);
+		/* Both sides have their AH: go. */
+		if (xfer(fd, &me.qpn, 1, 1, 0) || xfer(fd, &peer.qpn, 1, 0, 0))
+			die("sync");
+	} else {
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	}
+	deadline = o->duration_ms ? now_ns() + o->duration_ms * 1000000ull : UINT64_MAX;
+	while (o->server || (n < cap && now_ns() < deadline)) {
+		uint64_t t0 = now_ns();
+
+		if (o->server && o->srd) {
+			int len = srd_wait(&s, 0);
+
+			if (len < 0)
+				break;
+			srd_send(&s, o->size);
+			if (len == 0) {
+				/* The client's goodbye: our answer must arrive before we go. */
+				rc = srd_wait(&s, 1) < 0;
+				break;
+			}
+			continue;
+		}
+		if (o->server) {
+			if (xfer(fd, buf, o->size, 0, 1) || xfer(fd, buf, o->size, 1, 1))
+				break; /* the client went away */
+			continue;
+		}
+		if (o->srd) {
+			srd_send(&s, o->size);
+			rc = srd_wait(&s, 0) < 0;
+		} else {
+			rc = xfer(fd, buf, o->size, 1, 1) || xfer(fd, buf, o->size, 0, 1);
+		}
+		if (rc)
+			break;
+		rtt[n++] = now_ns() - t0;
+	}
+	if (!o->server) {
+		report(o, rtt, n);
+		if (o->srd) {
+			/* A zero-length send tells the server to stop; its answer ends it. */
+			srd_send(&s, 0);
+			if (srd_wait(&s, 0) < 0)
+				rc = 1;
+		}
+	}
+	close(fd);
+	free(rtt);
+	free(buf);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.size = 8192, .port = 18515};
+
+	if (argc < 2)
+		goto usage;
+	o.server = !strcmp(argv[1], "server");
+	if (!o.server && strcmp(argv[1], "client"))
+		goto usage;
+	for (int i = 2; i < argc; i++) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(argv[i], "--srd")) {
+			o.srd = 1;
+		} else if (!strcmp(argv[i], "--tcp")) {
+			o.srd = 0;
+		} else if (v && !strcmp(argv[i], "--port")) {
+			o.port = (uint16_t)atoi(v);
+			i++;
+		} else if (v && !strcmp(argv[i], "--host")) {
+			o.host = v;
+			i++;
+		} else if (v && !strcmp(argv[i], "--size")) {
+			o.size = (uint32_t)atoi(v);
+			i++;
+		} else if (v && !strcmp(argv[i], "--count")) {
+			o.count = strtoull(v, NULL, 10);
+			i++;
+		} else if (v && !strcmp(argv[i], "--duration-ms")) {
+			o.duration_ms = strtoull(v, NULL, 10);
+			i++;
+		} else if (v && !strcmp(argv[i], "--samples")) {
+			o.samples = v;
+			i++;
+		} else {
+			goto usage;
+		}
+	}
+	if (o.size == 0 || o.size > MAX_SIZE || (!o.server && !o.host))
+		goto usage;
+	return run(&o);
+usage:
+	fprintf(stderr, "usage: rr server --tcp|--srd --port P [--size B]\n"
+	                "       rr client --tcp|--srd --port P --host ADDR [--size B] [--count N]\n"
+	                "                 [--duration-ms T] [--samples FILE]\n");
+	return 2;
+}
