@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all build demo bench-fabric test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean
+.PHONY: all build demo bench-fabric bench-multihost test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean
 
 all: build
 
@@ -53,6 +53,12 @@ bench-fabric:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory build
 	@bench/fabric.sh $(BUILD)
+
+# softefa across namespace hosts against kernel TCP: docs/multihost.md (root).
+bench-multihost:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory build
+	@bench/multihost.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -143,13 +143,22 @@ void srd_path_on_ack(struct srd_peer *p, uint32_t i, uint64_t rtt_ns, uint64_t n
 	srd_path_on_delivery(p, i, now);
 }
 
-void srd_path_on_loss(struct srd_peer *p, uint32_t i, bool by_timeout, uint64_t now)
+void srd_path_on_loss(struct srd_peer *p, uint32_t i)
 {
 	struct srd_path *path = &p->tx.paths[i];
 
 	path->loss_ewma += (LOSS_ONE - path->loss_ewma) / 32;
-	if (!by_timeout)
-		return;
+}
+
+/*
+ * A retransmission timeout found packets of path i unacknowledged: one event however
+ * many packets it found (a busy host's stall times out a whole window at once; only
+ * a path that fails again, with no ack in between, is taken down).
+ */
+void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
+{
+	struct srd_path *path = &p->tx.paths[i];
+
 	if (++path->consec_rto >= DOWN_AFTER &&
 	    (path->down_until_ns == 0 || path->down_until_ns <= now)) {
 		if (path->down_until_ns)

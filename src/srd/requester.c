@@ -482,14 +482,14 @@ static void rtt_sample(struct srd_peer *p, uint64_t rtt)
 		tx->min_rtt_ns = rtt;
 }
 
-static void mark_lost(struct srd_peer *p, struct srd_slot *s, bool by_timeout, uint64_t now)
+static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 {
 	struct srd_tx *tx = &p->tx;
 
 	slot_unlink(tx, s);
 	s->state = PKT_LOST;
 	list_add_tail(&tx->retx, &s->q);
-	srd_path_on_loss(p, s->path, by_timeout, now);
+	srd_path_on_loss(p, s->path);
 }
 
 /* Per-path loss detection after an ack: see the file comment. */
@@ -513,7 +513,7 @@ static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uin
 				break;
 			if (max_seq[i] - s->path_seq < DUPTHRESH && max_sent[i] - s->sent_ns <= reo)
 				break;
-			mark_lost(p, s, false, now);
+			mark_lost(p, s);
 			p->ep->stats.fast_lost++;
 			lost_any = true;
 		}
@@ -656,19 +656,22 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_tx *tx = &p->tx;
-	bool rto = false;
+	uint64_t timed_out = 0; /* paths with packets this timeout found lost */
 
 	while (!list_empty(&tx->inflight_list)) {
 		struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
 
 		if (s->sent_ns + slot_rto(p, s) > now)
 			break;
-		mark_lost(p, s, true, now);
-		rto = true;
+		timed_out |= 1ull << s->path;
+		mark_lost(p, s);
 	}
-	if (rto) {
+	if (timed_out) {
 		ep->stats.rto_fired++;
 		srd_cc_delay.on_timeout(p, now);
+		for (uint32_t i = 0; i < ep->cfg.npaths; i++)
+			if (timed_out >> i & 1)
+				srd_path_on_rto(p, i, now);
 	}
 	while (!list_empty(&tx->rnrq)) {
 		struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);

@@ -452,7 +452,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		ep->stats.data_dup_rx++;
 		rx->ack_urgent = true;
 		rx->ack_twice = true;
-		srd_path_on_loss(p, rx->ack_path, true, now);
+		srd_path_on_rto(p, rx->ack_path, now);
 		return;
 	}
 	if (h->psn - rx->cum >= w)

@@ -245,7 +245,8 @@ uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
-void srd_path_on_loss(struct srd_peer *p, uint32_t path, bool by_timeout, uint64_t now);
+void srd_path_on_loss(struct srd_peer *p, uint32_t path);
+void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
 uint64_t srd_path_deadline(const struct srd_peer *p);
 void srd_path_expiry(struct srd_peer *p, uint64_t now);
 

@@ -40,7 +40,7 @@ fab_link_addr() { # I J K SIDE -> address on that side
 fabric_down() {
 	local i
 	for ((i = 1; i <= FAB_HOSTS; i++)); do
-		ip netns del "$(fab_ns "$i")" 2>/dev/null
+		ip netns del "$(fab_ns "$i")" 2>/dev/null || true
 	done
 	FAB_HOSTS=0
 }
@@ -142,11 +142,16 @@ link_loss() { # I J K PERMILLE
 		[ $side = a ] && host=$i || host=$j
 		dev=$(fab_dev "$i" "$j" "$k" $side)
 		t="loss_$dev"
-		on_raw "$host" nft delete table netdev "$t" 2>/dev/null
+		on_raw "$host" nft delete table netdev "$t" 2>/dev/null || true
 		[ "$pm" -gt 0 ] || continue
 		on_raw "$host" nft add table netdev "$t"
 		on_raw "$host" nft add chain netdev "$t" in "{ type filter hook ingress device \"$dev\" priority 0; }"
-		on_raw "$host" nft add rule netdev "$t" in meta protocol ip numgen random mod 1000 \< "$pm" counter drop
+		if [ "$pm" -ge 1000 ]; then
+			on_raw "$host" nft add rule netdev "$t" in meta protocol ip counter drop
+		else
+			on_raw "$host" nft add rule netdev "$t" in meta protocol ip \
+				numgen random mod 1000 \< "$pm" counter drop
+		fi
 	done
 }
 
@@ -155,7 +160,7 @@ link_rate() { # I J K RATE
 	for side in a b; do
 		[ $side = a ] && host=$i || host=$j
 		dev=$(fab_dev "$i" "$j" "$k" $side)
-		on_raw "$host" tc qdisc del dev "$dev" root 2>/dev/null
+		on_raw "$host" tc qdisc del dev "$dev" root 2>/dev/null || true
 		[ -n "$rate" ] || continue
 		on_raw "$host" tc qdisc add dev "$dev" root tbf rate "$rate" burst 256kb latency 20ms
 	done

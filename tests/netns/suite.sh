@@ -4,9 +4,10 @@
 # links, softefa's eight paths spread over them by source-port policy routing, 5%
 # loss on one link of every pair (nftables, at the receiving ingress). Unmodified
 # clients talk across hosts: perftest SRD send and read latency and bandwidth,
-# ibv_ud_pingpong; every link of a pair must carry traffic; a link goes down in the
-# middle of an SRD stream without one error completion; and a short request/response
-# run compares SRD with kernel TCP. Skips (77) when not root or without namespaces.
+# ibv_ud_pingpong, and with one link rate-limited; every link of a pair must carry
+# traffic; a link goes down in the middle of an SRD stream without one error
+# completion; and a short request/response run compares SRD with kernel TCP. Skips
+# (77) when not root or without namespaces.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fabric.sh"
@@ -91,6 +92,10 @@ pair read_lat_srd 120 19303 1 2 ib_read_lat -d efa_0 -c SRD -x 0 -p 19303 -n 200
 pair read_bw_srd 120 19304 1 2 ib_read_bw -d efa_0 -c SRD -x 0 -p 19304
 pair send_lat_srd_h3 120 19305 3 1 ib_send_lat -d efa_0 -c SRD -x 0 -p 19305 -n 2000
 pair ud_pingpong 60 19306 2 3 ibv_ud_pingpong -d efa_0 -g 0 -p 19306 -n 1000
+# One link of hosts 1 and 3 slowed to 1 Gbit/s (tbf): the bandwidth test still runs.
+link_rate 1 3 2 1gbit
+pair send_bw_srd_slow_link 120 19311 1 3 ib_send_bw -d efa_0 -c SRD -x 0 -p 19311
+link_rate 1 3 2 ""
 
 # Spraying: every link between hosts 1 and 2 carried a share.
 for k in 0 1 2 3; do
