@@ -6,7 +6,7 @@ ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all build demo bench-fabric bench-multihost test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean
+.PHONY: all build demo bench bench-fabric bench-multihost test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean
 
 all: build
 
@@ -47,6 +47,12 @@ test-tsan:
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSOFTEFA_SANITIZE=thread >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	@cd $(TSAN_BUILD) && ctest --output-on-failure -L unit --timeout 600
+
+# softefa against raw UDP, kernel TCP, libfabric and UCX: docs/performance.md.
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory build
+	@bench/perf.sh $(BUILD)
 
 # The simulated fabric studies: docs/fabric.md and its plots (a few minutes).
 bench-fabric:

@@ -7,6 +7,10 @@
  *   rr server --tcp|--srd --port P [--size B]
  *   rr client --tcp|--srd --port P --host ADDR [--size B] [--count N]
  *                                  [--duration-ms T] [--samples FILE]
+ *   rr client --srd --write-bw|--read-bw --port P --host ADDR --size B
+ *                                  [--depth D] [--duration-ms T]
+ *       RDMA writes (reads) of B bytes into (from) the server's region, D at a time:
+ *       prints Gbit/s
  *
  * The client prints one line: count, p50, p99, p99.9, max (us), and, with --samples,
  * writes every round trip (us, in order) to FILE. The out-of-band exchange of SRD
@@ -30,6 +34,7 @@
 #define QKEY     0x11111111u
 #define MAX_SIZE 8928u
 #define NRECV    64u
+#define REGION   (16u << 20) /* the RDMA region each side registers */
 
 static uint64_t now_ns(void)
 {
@@ -107,11 +112,17 @@ struct srd {
 	struct ibv_ah *ah;
 	uint8_t *buf; /* NRECV receive slots, then one send slot */
 	uint32_t remote_qpn;
+	uint8_t *region; /* RDMA target and source */
+	struct ibv_mr *rmr;
+	uint64_t remote_addr;
+	uint32_t remote_rkey;
 };
 
 struct srd_info {
 	union ibv_gid gid;
 	uint32_t qpn;
+	uint32_t rkey;
+	uint64_t addr;
 };
 
 static void srd_post_recv(struct srd *s, unsigned slot)
@@ -144,15 +155,23 @@ static void srd_open(struct srd *s, struct srd_info *me)
 		die("pd/cq");
 	memset(s->buf, 0x5a, bytes);
 	s->mr = ibv_reg_mr(s->pd, s->buf, bytes, IBV_ACCESS_LOCAL_WRITE);
-	if (!s->mr)
+	s->region = aligned_alloc(4096, REGION);
+	if (!s->mr || !s->region)
 		die("reg_mr");
+	memset(s->region, 0x3c, REGION);
+	s->rmr =
+	    ibv_reg_mr(s->pd, s->region, REGION,
+	               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!s->rmr)
+		die("reg_mr region");
 	qa.qp_type = IBV_QPT_DRIVER;
 	qa.send_cq = qa.recv_cq = s->cq;
 	qa.pd = s->pd;
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	qa.send_ops_flags =
+	    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ;
 	qa.cap = (struct ibv_qp_cap){
-	    .max_send_wr = 16, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
+	    .max_send_wr = 256, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
 	s->qp = efadv_create_qp_ex(s->ctx, &qa, &ea, sizeof(ea));
 	if (!s->qp)
 		die("create SRD QP");
@@ -171,6 +190,8 @@ static void srd_open(struct srd *s, struct srd_info *me)
 	if (ibv_query_gid(s->ctx, 1, 0, &me->gid))
 		die("gid");
 	me->qpn = s->qp->qp_num;
+	me->rkey = s->rmr->rkey;
+	me->addr = (uintptr_t)s->region;
 }
 
 static void srd_connect(struct srd *s, const struct srd_info *peer)
@@ -182,6 +203,52 @@ static void srd_connect(struct srd *s, const struct srd_info *peer)
 	if (!s->ah)
 		die("create_ah");
 	s->remote_qpn = peer->qpn;
+	s->remote_rkey = peer->rkey;
+	s->remote_addr = peer->addr;
+}
+
+/* RDMA writes or reads of `size` into/from the peer's region, `depth` in flight, for
+ * `ms`: returns Gbit/s, or -1 on an error completion. */
+static double srd_bw(struct srd *s, int read, uint32_t size, unsigned depth, uint64_t ms)
+{
+	uint64_t t0 = now_ns(), end = t0 + ms * 1000000ull, bytes = 0;
+	uint32_t slots = REGION / size ? REGION / size : 1;
+	unsigned out = 0, next = 0;
+
+	for (;;) {
+		struct ibv_wc wc[32];
+		int n;
+
+		while (out < depth && now_ns() < end) {
+			uint64_t off = (uint64_t)(next++ % slots) * size;
+
+			ibv_wr_start(s->qx);
+			s->qx->wr_id = 2;
+			s->qx->wr_flags = IBV_SEND_SIGNALED;
+			if (read)
+				ibv_wr_rdma_read(s->qx, s->remote_rkey, s->remote_addr + off);
+			else
+				ibv_wr_rdma_write(s->qx, s->remote_rkey, s->remote_addr + off);
+			ibv_wr_set_ud_addr(s->qx, s->ah, s->remote_qpn, QKEY);
+			ibv_wr_set_sge(s->qx, s->rmr->lkey, (uintptr_t)(s->region + off), size);
+			if (ibv_wr_complete(s->qx))
+				die("post rdma");
+			out++;
+		}
+		if (!out)
+			break;
+		n = ibv_poll_cq(s->cq, 32, wc);
+		for (int i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "rr: rdma status %d vendor_err %u\n", wc[i].status,
+				        wc[i].vendor_err);
+				return -1;
+			}
+			out--;
+			bytes += size;
+		}
+	}
+	return (double)bytes * 8 / ((double)(now_ns() - t0) / 1e9) / 1e9;
 }
 
 static void srd_send(struct srd *s, uint32_t len)
@@ -226,7 +293,8 @@ static int srd_wait(struct srd *s, int want_send)
 /* ---- the loop ------------------------------------------------------------------- */
 
 struct opts {
-	int server, srd;
+	int server, srd, write_bw, read_bw;
+	unsigned depth;
 	uint16_t port;
 	const char *host, *samples;
 	uint32_t size;
@@ -281,6 +349,22 @@ static int run(const struct opts *o)
 	} else {
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	}
+	if (!o->server && (o->write_bw || o->read_bw)) {
+		double g = srd_bw(&s, o->read_bw, o->size, o->depth,
+		                  o->duration_ms ? o->duration_ms : 3000);
+
+		if (g >= 0)
+			printf("srd %s size %u depth %u %.3f Gbit/s\n",
+			       o->read_bw ? "read" : "write", o->size, o->depth, g);
+		rc = g < 0;
+		srd_send(&s, 0);
+		if (srd_wait(&s, 0) < 0)
+			rc = 1;
+		/* Closing sends the acks still held, so the server's last send completes. */
+		ibv_close_device(s.ctx);
+		close(fd);
+		return rc;
+	}
 	deadline = o->duration_ms ? now_ns() + o->duration_ms * 1000000ull : UINT64_MAX;
 	while (o->server || (n < cap && now_ns() < deadline)) {
 		uint64_t t0 = now_ns();
@@ -320,6 +404,7 @@ static int run(const struct opts *o)
 			srd_send(&s, 0);
 			if (srd_wait(&s, 0) < 0)
 				rc = 1;
+			ibv_close_device(s.ctx);
 		}
 	}
 	close(fd);
@@ -330,7 +415,7 @@ static int run(const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.size = 8192, .port = 18515};
+	struct opts o = {.size = 8192, .port = 18515, .depth = 16};
 
 	if (argc < 2)
 		goto usage;
@@ -344,6 +429,13 @@ int main(int argc, char **argv)
 			o.srd = 1;
 		} else if (!strcmp(argv[i], "--tcp")) {
 			o.srd = 0;
+		} else if (!strcmp(argv[i], "--write-bw")) {
+			o.write_bw = 1;
+		} else if (!strcmp(argv[i], "--read-bw")) {
+			o.read_bw = 1;
+		} else if (v && !strcmp(argv[i], "--depth")) {
+			o.depth = (unsigned)atoi(v);
+			i++;
 		} else if (v && !strcmp(argv[i], "--port")) {
 			o.port = (uint16_t)atoi(v);
 			i++;
@@ -366,12 +458,17 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (o.size == 0 || o.size > MAX_SIZE || (!o.server && !o.host))
+	if (o.size == 0 || (!o.server && !o.host) || !o.depth || o.depth > 256 ||
+	    o.size > ((o.write_bw || o.read_bw) ? REGION : MAX_SIZE) ||
+	    ((o.write_bw || o.read_bw) && !o.srd))
 		goto usage;
 	return run(&o);
 usage:
-	fprintf(stderr, "usage: rr server --tcp|--srd --port P [--size B]\n"
-	                "       rr client --tcp|--srd --port P --host ADDR [--size B] [--count N]\n"
-	                "                 [--duration-ms T] [--samples FILE]\n");
+	fprintf(stderr,
+	        "usage: rr server --tcp|--srd --port P [--size B]\n"
+	        "       rr client --tcp|--srd --port P --host ADDR [--size B] [--count N]\n"
+	        "                 [--duration-ms T] [--samples FILE]\n"
+	        "       rr client --srd --write-bw|--read-bw --port P --host ADDR --size B\n"
+	        "                 [--depth D] [--duration-ms T]\n");
 	return 2;
 }

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# softefa against what a user would pick instead, side by side on loopback, same sizes,
+# each measured REPS times (median): raw UDP (udpfloor, ours: the floor), kernel TCP
+# (sockperf, iperf3), libfabric fi_pingpong over udp;ofi_rxd and tcp;ofi_rxm, UCX
+# ucx_perftest over tcp, and softefa through perftest and rr. Writes bench/out/perf/
+# results.jsonl, then docs/performance.md and its plots.
+#   bench/perf.sh [BUILD_DIR]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${1:-$root/build}
+SOFTEFA=$build/bin/softefa
+out=$root/bench/out/perf
+REPS=${REPS:-3}
+SIZES=${SIZES:-"64 1024 4096 8192"}
+mkdir -p "$out"
+: >"$out/results.jsonl"
+port=20000
+
+wait_port() { # PROTO(t|u) PORT
+	for _ in $(seq 1 400); do
+		ss -Hln"$1" "sport = :$2" | grep -q . && return 0
+		sleep 0.025
+	done
+	return 1
+}
+
+record() { # TOOL METRIC SIZE VALUE
+	[ -n "$4" ] || return 0
+	printf '{"tool": "%s", "metric": "%s", "size": %s, "value": %s}\n' "$1" "$2" "$3" "$4" \
+		>>"$out/results.jsonl"
+	echo "  $1 $2 $3: $4" >&2
+}
+
+# pair PROTO PORT SERVER_CMD :: CLIENT_CMD: prints the client's output.
+pair() {
+	local proto=$1 p=$2
+	shift 2
+	local srv=()
+	while [ "$1" != "::" ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	timeout 120 "${srv[@]}" >"$out/server.log" 2>&1 &
+	local spid=$!
+	wait_port "$proto" "$p" || echo "server on $p never listened" >&2
+	timeout 120 "$@" 2>&1
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+}
+
+# A fresh port for every run (a closing server may still hold the last one).
+next_port() { port=$((port + 1)); }
+
+# run TOOL METRIC SIZE FUNCTION ARGS...: one measurement, recorded.
+run() {
+	local tool=$1 metric=$2 size=$3
+	shift 3
+	next_port
+	record "$tool" "$metric" "$size" "$("$@")"
+}
+
+lat_udp() { # SIZE
+	pair u $port "$build/bin/udpfloor" pong --port $port :: \
+		"$build/bin/udpfloor" ping --port $port --size "$1" --count 100000 |
+		sed -n 's/.*one-way p50 \([0-9.]*\).*/\1/p'
+}
+lat_tcp() {
+	pair t $port sockperf server --tcp -p $port --nonblocked --timeout 0 :: \
+		sockperf ping-pong --tcp -i 127.0.0.1 -p $port -m "$1" -t 3 --nonblocked --timeout 0 |
+		sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' | head -1
+}
+lat_fi() { # PROVIDER SIZE
+	pair t $port fi_pingpong -p "$1" -e rdm -B $port -S "$2" -I 20000 :: \
+		fi_pingpong -p "$1" -e rdm -P $port -S "$2" -I 20000 127.0.0.1 |
+		awk 'NR>1 && $1 ~ /^[0-9]/ {print $7}' | tail -1
+}
+lat_ucx() {
+	pair t $port env UCX_TLS=tcp,self ucx_perftest -p $port :: \
+		env UCX_TLS=tcp,self ucx_perftest 127.0.0.1 -p $port -t tag_lat -s "$1" -n 20000 |
+		awk '/Final:/ {print $3}'
+}
+lat_softefa() {
+	pair t $port "$SOFTEFA" run -- ib_send_lat -d efa_0 -c SRD -x 0 -p $port -s "$1" -n 20000 :: \
+		"$SOFTEFA" run -- ib_send_lat -d efa_0 -c SRD -x 0 -p $port -s "$1" -n 20000 127.0.0.1 |
+		awk '$1 == "'"$1"'" {print $5}' | tail -1
+}
+
+bw_udp() { # SIZE -> Gbit/s
+	timeout 60 "$build/bin/udpfloor" sink --port $port >"$out/sink.log" 2>&1 &
+	local spid=$!
+	wait_port u $port
+	timeout 60 "$build/bin/udpfloor" source --port $port --size "$1" --duration-ms 3000
+	wait $spid
+	sed -n 's/.*received \([0-9.]*\) Gbit.*/\1/p' "$out/sink.log"
+}
+bw_tcp() {
+	pair t $port iperf3 -s -1 -p $port :: iperf3 -c 127.0.0.1 -p $port -t 3 -l "$1" -f g |
+		awk '/receiver/ {print $7}' | tail -1
+}
+bw_ucx() { # SIZE -> Gbit/s (from MB/s)
+	pair t $port env UCX_TLS=tcp,self ucx_perftest -p $port :: \
+		env UCX_TLS=tcp,self ucx_perftest 127.0.0.1 -p $port -t tag_bw -s "$1" -n 20000 |
+		awk '/Final:/ {printf "%.3f\n", $(NF-2) * 8 * 1048576 / 1e9}'
+}
+bw_softefa_send() {
+	pair t $port "$SOFTEFA" run -- ib_send_bw -d efa_0 -c SRD -x 0 -p $port -s "$1" -D 3 :: \
+		"$SOFTEFA" run -- ib_send_bw -d efa_0 -c SRD -x 0 -p $port -s "$1" -D 3 127.0.0.1 |
+		awk '$1 == "'"$1"'" {printf "%.3f\n", $4 * 8 * 1048576 / 1e9}' | tail -1
+}
+bw_softefa_rdma() { # write|read SIZE
+	pair t $port "$SOFTEFA" run -- "$build/bin/rr" server --srd --port $port :: \
+		"$SOFTEFA" run -- "$build/bin/rr" client --srd --"$1"-bw --size "$2" --port $port \
+		--host 127.0.0.1 --duration-ms 3000 | sed -n 's/.* \([0-9.]*\) Gbit.*/\1/p'
+}
+
+for ((r = 1; r <= REPS; r++)); do
+	echo "perf: round $r of $REPS" >&2
+	for s in $SIZES; do
+		run raw_udp lat "$s" lat_udp "$s"
+		run tcp lat "$s" lat_tcp "$s"
+		run "udp;ofi_rxd" lat "$s" lat_fi "udp;ofi_rxd" "$s"
+		run "tcp;ofi_rxm" lat "$s" lat_fi "tcp;ofi_rxm" "$s"
+		run ucx_tcp lat "$s" lat_ucx "$s"
+		run softefa lat "$s" lat_softefa "$s"
+	done
+	for s in 8192 65507; do
+		run raw_udp bw "$s" bw_udp "$s"
+	done
+	for s in 8192 1048576; do
+		run tcp bw "$s" bw_tcp "$s"
+		run ucx_tcp bw "$s" bw_ucx "$s"
+	done
+	run softefa bw 8192 bw_softefa_send 8192
+	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
+	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
+done
+
+# Where softefa's time goes: CPU time per message on each side (perf stat task-clock:
+# hardware counters are not available in every VM) and the hottest functions (perf
+# record) of an 8 KiB SRD send stream.
+profile() {
+	local n=200000 p
+	next_port
+	p=$port
+	timeout 120 perf stat -x, -e task-clock -o "$out/stat.srv" \
+		"$SOFTEFA" run -- ib_send_bw -d efa_0 -c SRD -x 0 -p $p -s 8192 -n $n >/dev/null 2>&1 &
+	local spid=$!
+	wait_port t $p
+	timeout 120 perf record -q -g -o "$out/perf.data" -- "$SOFTEFA" run -- \
+		ib_send_bw -d efa_0 -c SRD -x 0 -p $p -s 8192 -n $n 127.0.0.1 >/dev/null 2>&1
+	wait $spid
+	next_port
+	p=$port
+	timeout 120 "$SOFTEFA" run -- ib_send_bw -d efa_0 -c SRD -x 0 -p $p -s 8192 -n $n \
+		>/dev/null 2>&1 &
+	spid=$!
+	wait_port t $p
+	timeout 120 perf stat -x, -e task-clock -o "$out/stat.cli" "$SOFTEFA" run -- \
+		ib_send_bw -d efa_0 -c SRD -x 0 -p $p -s 8192 -n $n 127.0.0.1 >/dev/null 2>&1
+	wait $spid
+	{
+		echo "## Where the time goes"
+		echo
+		echo "An 8 KiB SRD send stream (perftest \`ib_send_bw -c SRD -s 8192 -n $n\`),"
+		echo "counted over each whole process (set-up included). Both sides busy-poll, so"
+		echo "their CPU time is their elapsed time: the figure is the time per message,"
+		echo "and the profile below says what fills it."
+		echo
+		echo "| side | CPU time per message (user + kernel) |"
+		echo "|---|---|"
+		for side in cli srv; do
+			awk -F, -v n=$n -v side=$side '
+				$3 ~ /task-clock/ {t = $1}
+				END {printf "| %s | %.2f us |\n", side == "cli" ? "sender" : "receiver", t * 1000 / n}' \
+				"$out/stat.$side"
+		done
+		echo
+		echo "The sender's hottest functions (perf record, self time):"
+		echo
+		echo '```'
+		perf report -i "$out/perf.data" --stdio --no-children --sort symbol 2>/dev/null |
+			grep -E '^ +[0-9]' | head -15
+		echo '```'
+		echo
+		echo "The clock reads (the vDSO entries) are the busy-poll loops spinning while the"
+		echo "window is full, not work per message; the rest is the kernel's UDP send path."
+		echo
+	} >"$out/profile.md"
+}
+if command -v perf >/dev/null; then
+	echo "perf: profile" >&2
+	profile
+fi
+
+/usr/bin/python3 "$here/perf_report.py" "$out" "$root/docs"
