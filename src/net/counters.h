@@ -10,50 +10,52 @@
 #include <stdint.h>
 
 /* X-macro: name, description. Order is the file's ABI; append only. */
-#define NET_COUNTERS(X)                                                                        \
-	X(tx_pkts, "datagrams sent")                                                           \
-	X(tx_bytes, "bytes sent, headers included")                                            \
-	X(tx_drops, "datagrams the kernel refused to send")                                    \
-	X(rx_pkts, "datagrams received")                                                       \
-	X(rx_bytes, "bytes received, headers included")                                        \
-	X(rx_malformed, "datagrams dropped: truncated, foreign or badly formed")               \
-	X(rx_bad_version, "datagrams dropped: softefa packets of another wire version")        \
-	X(rx_unknown_qpn, "datagrams dropped: no QP with the destination number")              \
-	X(rx_bad_qkey, "datagrams dropped: qkey differs from the destination QP's")            \
-	X(rx_bad_state, "datagrams dropped: destination QP not ready to receive")              \
-	X(rx_wrong_type, "datagrams dropped: packet type does not match the QP type")          \
-	X(ud_rx_no_wqe, "UD messages dropped: no receive posted")                              \
-	X(rx_len_err, "messages larger than the posted receive buffer")                        \
-	X(send_wrs, "send work requests posted")                                               \
-	X(recv_wrs, "receive work requests completed")                                         \
-	X(cq_grown, "times a completion queue grew past its size instead of losing an entry")  \
-	X(progress_wakeups, "progress thread wake-ups")                                        \
-	X(progress_rx_batches, "receive batches run by the progress thread")                   \
-	X(inline_rx_batches, "receive batches run inside application calls")                   \
-	X(srd_data_tx, "SRD data packets sent (first transmissions)")                          \
-	X(srd_data_retx, "SRD data packets retransmitted")                                     \
-	X(srd_data_rx, "SRD data packets received")                                            \
-	X(srd_dup_rx, "SRD data packets received twice (dropped, acked again)")                \
-	X(srd_ack_tx, "SRD acknowledgements sent")                                             \
-	X(srd_ack_rx, "SRD acknowledgements received")                                         \
-	X(srd_rnr_nak_tx, "SRD packets refused: no receive posted")                            \
-	X(srd_rnr_nak_rx, "SRD packets the peer refused for lack of a receive")                \
-	X(srd_err_nak_tx, "SRD packets refused with an error (bad QP, length, ...)")           \
-	X(srd_rto, "SRD retransmission timeouts")                                              \
-	X(srd_fast_lost, "SRD packets declared lost by later acks on their path")              \
-	X(srd_msgs_tx_ok, "SRD messages delivered")                                            \
-	X(srd_msgs_tx_err, "SRD messages failed")                                              \
-	X(srd_msgs_rx, "SRD messages received")                                                \
-	X(srd_peer_restarts, "SRD peers seen restarting")                                      \
-	X(srd_path_down, "SRD paths taken out of use")                                         \
-	X(fault_drops, "datagrams dropped by SOFTEFA_FAULT_DROP")                              \
-	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                             \
-	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")                      \
-	X(tx_syscalls, "send system calls (sendmmsg batches)")                                 \
-	X(tx_deferred_wrs, "SRD sends held for a burst (processing hint BURST_PPS_SENSITIVE)") \
-	X(rx_access_err, "RDMA requests refused: rkey, bounds, access or unknown peer")        \
-	X(rdma_writes_rx, "RDMA writes placed into our memory")                                \
-	X(rdma_reads_rx, "RDMA reads answered from our memory")
+#define NET_COUNTERS(X)                                                                         \
+	X(tx_pkts, "datagrams sent")                                                            \
+	X(tx_bytes, "bytes sent, headers included")                                             \
+	X(tx_drops, "datagrams the kernel refused to send")                                     \
+	X(rx_pkts, "datagrams received")                                                        \
+	X(rx_bytes, "bytes received, headers included")                                         \
+	X(rx_malformed, "datagrams dropped: truncated, foreign or badly formed")                \
+	X(rx_bad_version, "datagrams dropped: softefa packets of another wire version")         \
+	X(rx_unknown_qpn, "datagrams dropped: no QP with the destination number")               \
+	X(rx_bad_qkey, "datagrams dropped: qkey differs from the destination QP's")             \
+	X(rx_bad_state, "datagrams dropped: destination QP not ready to receive")               \
+	X(rx_wrong_type, "datagrams dropped: packet type does not match the QP type")           \
+	X(ud_rx_no_wqe, "UD messages dropped: no receive posted")                               \
+	X(rx_len_err, "messages larger than the posted receive buffer")                         \
+	X(send_wrs, "send work requests posted")                                                \
+	X(recv_wrs, "receive work requests completed")                                          \
+	X(cq_grown, "times a completion queue grew past its size instead of losing an entry")   \
+	X(progress_wakeups, "progress thread wake-ups")                                         \
+	X(progress_rx_batches, "receive batches run by the progress thread")                    \
+	X(inline_rx_batches, "receive batches run inside application calls")                    \
+	X(srd_data_tx, "SRD data packets sent (first transmissions)")                           \
+	X(srd_data_retx, "SRD data packets retransmitted")                                      \
+	X(srd_data_rx, "SRD data packets received")                                             \
+	X(srd_dup_rx, "SRD data packets received twice (dropped, acked again)")                 \
+	X(srd_ack_tx, "SRD acknowledgements sent")                                              \
+	X(srd_ack_rx, "SRD acknowledgements received")                                          \
+	X(srd_rnr_nak_tx, "SRD packets refused: no receive posted")                             \
+	X(srd_rnr_nak_rx, "SRD packets the peer refused for lack of a receive")                 \
+	X(srd_err_nak_tx, "SRD packets refused with an error (bad QP, length, ...)")            \
+	X(srd_rto, "SRD retransmission timeouts")                                               \
+	X(srd_fast_lost, "SRD packets declared lost by later acks on their path")               \
+	X(srd_msgs_tx_ok, "SRD messages delivered")                                             \
+	X(srd_msgs_tx_err, "SRD messages failed")                                               \
+	X(srd_msgs_rx, "SRD messages received")                                                 \
+	X(srd_peer_restarts, "SRD peers seen restarting")                                       \
+	X(srd_path_down, "SRD paths taken out of use")                                          \
+	X(fault_drops, "datagrams dropped by SOFTEFA_FAULT_DROP")                               \
+	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                              \
+	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")                       \
+	X(tx_syscalls, "send system calls (sendmmsg batches)")                                  \
+	X(tx_deferred_wrs, "SRD sends held for a batch (deep pipeline or BURST_PPS_SENSITIVE)") \
+	X(rx_access_err, "RDMA requests refused: rkey, bounds, access or unknown peer")         \
+	X(rdma_writes_rx, "RDMA writes placed into our memory")                                 \
+	X(rdma_reads_rx, "RDMA reads answered from our memory")                                 \
+	X(tx_gso_sends, "runs of datagrams sent as one UDP GSO send")                           \
+	X(rx_gro_batches, "coalesced datagrams received (UDP GRO), split into their segments")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -4,12 +4,17 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/udp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
 #include "../util/log.h"
+
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct net_engine *engines[SEFA_MAX_DEVICES];
@@ -45,26 +50,34 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	/* The largest datagram the paths carry without IP fragmentation. */
 	e->max_datagram = net_max_datagram(cfg);
 	e->eps = calloc(NET_QPN_MAX + 1, sizeof(*e->eps));
-	e->rx_buf = malloc((size_t)NET_RX_BATCH * e->max_datagram);
-	if (!e->eps || !e->rx_buf) {
+	if (!e->eps) {
 		err = -ENOMEM;
 		goto fail;
-	}
-	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
-		struct mmsghdr *m = &e->rx_msgs[i];
-
-		e->rx_iov[i].iov_base = e->rx_buf + (size_t)i * e->max_datagram;
-		e->rx_iov[i].iov_len = e->max_datagram;
-		m->msg_hdr.msg_iov = &e->rx_iov[i];
-		m->msg_hdr.msg_iovlen = 1;
-		m->msg_hdr.msg_name = &e->rx_addr[i];
-		m->msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
 	}
 	/* QPN 0 and 1 are special in verbs (SMI/GSI); real EFA starts above them too. */
 	e->next_qpn = 2;
 	err = net_sock_open_all(e, cfg);
 	if (err)
 		goto fail;
+	net_offload_setup(e, cfg->offload);
+	e->rx_slot = e->gro ? NET_GRO_SLOT : e->max_datagram;
+	e->rx_buf = malloc((size_t)NET_RX_BATCH * e->rx_slot);
+	if (!e->rx_buf) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
+		struct mmsghdr *m = &e->rx_msgs[i];
+
+		e->rx_iov[i].iov_base = e->rx_buf + (size_t)i * e->rx_slot;
+		e->rx_iov[i].iov_len = e->rx_slot;
+		m->msg_hdr.msg_iov = &e->rx_iov[i];
+		m->msg_hdr.msg_iovlen = 1;
+		m->msg_hdr.msg_name = &e->rx_addr[i];
+		m->msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
+		m->msg_hdr.msg_control = e->rx_ctrl[i].buf;
+		m->msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
+	}
 	net_gid_encode(e->local.sin_addr, e->base_port, e->gid);
 	net_stats_open(e, cfg);
 	err = net_srd_start(e, cfg);
@@ -85,9 +98,11 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	err = net_progress_start(e);
 	if (err)
 		goto fail;
-	sefa_log(SEFA_LOG_INFO, "efa_%u: engine on %s:%u-%u, %u paths, datagrams up to %u bytes",
+	sefa_log(SEFA_LOG_INFO,
+	         "efa_%u: engine on %s:%u-%u, %u paths, datagrams up to %u bytes, GSO %s, GRO %s",
 	         dev_index, inet_ntoa(e->local.sin_addr), e->base_port,
-	         e->base_port + e->npaths - 1, e->npaths, e->max_datagram);
+	         e->base_port + e->npaths - 1, e->npaths, e->max_datagram, e->gso ? "on" : "off",
+	         e->gro ? "on" : "off");
 	*out = e;
 	return 0;
 fail:
@@ -218,135 +233,6 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 	return 0;
 }
 
-/* Runs of consecutive datagrams on the same path go out in one sendmmsg. */
-static uint32_t fault_pct(struct net_engine *e)
-{
-	uint64_t *s = &e->fault_rng;
-
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return (uint32_t)(*s % 100);
-}
-
-static void send_one(struct net_engine *e, int fd, struct msghdr *m)
-{
-	ssize_t n = sendmsg(fd, m, 0);
-
-	e->stats->c.tx_syscalls++;
-
-	if (n < 0) {
-		e->stats->c.tx_drops++;
-	} else {
-		e->stats->c.tx_pkts++;
-		e->stats->c.tx_bytes += (uint64_t)n;
-	}
-}
-
-/*
- * The test hooks (SOFTEFA_FAULT_*): each datagram may be dropped, sent twice, or held
- * back and sent after the next one. One at a time: only tests pay for this path.
- */
-static void flush_with_faults(struct net_engine *e)
-{
-	for (unsigned i = 0; i < e->ntx; i++) {
-		struct msghdr *m = &e->tx_msgs[i].msg_hdr;
-		int fd = e->fds[e->tx_path[i]];
-
-		if (fault_pct(e) < e->fault_drop) {
-			e->stats->c.fault_drops++;
-			continue;
-		}
-		if (e->fault_held_len == 0 && fault_pct(e) < e->fault_reorder) {
-			size_t off = 0;
-
-			for (size_t k = 0; k < m->msg_iovlen; k++) {
-				memcpy(e->fault_held + off, m->msg_iov[k].iov_base,
-				       m->msg_iov[k].iov_len);
-				off += m->msg_iov[k].iov_len;
-			}
-			e->fault_held_len = off;
-			e->fault_held_to = e->tx_addr[i];
-			e->fault_held_path = e->tx_path[i];
-			e->stats->c.fault_reorders++;
-			continue;
-		}
-		send_one(e, fd, m);
-		if (fault_pct(e) < e->fault_dup) {
-			e->stats->c.fault_dups++;
-			send_one(e, fd, m);
-		}
-		if (e->fault_held_len) {
-			struct iovec iov = {e->fault_held, e->fault_held_len};
-			struct msghdr hm = {.msg_name = &e->fault_held_to,
-			                    .msg_namelen = sizeof(e->fault_held_to),
-			                    .msg_iov = &iov,
-			                    .msg_iovlen = 1};
-
-			send_one(e, e->fds[e->fault_held_path], &hm);
-			e->fault_held_len = 0;
-		}
-	}
-	e->ntx = 0;
-}
-
-_Static_assert(NET_TX_BATCH <= 64, "flush tracks the batch in a 64-bit mask");
-
-/* One sendmmsg per path: a path is a socket (its source port). */
-static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
-{
-	struct net_counters *c = &e->stats->c;
-	unsigned i = 0;
-
-	while (i < cnt) {
-		int n = sendmmsg(e->fds[path], msgs + i, cnt - i, 0);
-
-		c->tx_syscalls++;
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			/* A full socket is a drop, as on a wire: UD loses it, SRD resends it. */
-			c->tx_drops++;
-			n = 1;
-		} else {
-			for (int k = 0; k < n; k++) {
-				c->tx_pkts++;
-				c->tx_bytes += msgs[i + k].msg_len;
-			}
-		}
-		i += (unsigned)n;
-	}
-}
-
-/*
- * Sends the batch grouped by path, each group in batch order: a flow keeps its order
- * on its path, and a burst sprayed over the paths costs one call per path.
- */
-void net_engine_flush(struct net_engine *e)
-{
-	struct mmsghdr group[NET_TX_BATCH];
-	uint64_t sent = 0; /* bit i: datagram i is out */
-
-	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
-		flush_with_faults(e);
-		return;
-	}
-	for (unsigned i = 0; i < e->ntx; i++) {
-		unsigned cnt = 0, path = e->tx_path[i];
-
-		if (sent >> i & 1)
-			continue;
-		for (unsigned j = i; j < e->ntx; j++) {
-			if (e->tx_path[j] == path && !(sent >> j & 1)) {
-				group[cnt++] = e->tx_msgs[j];
-				sent |= 1ull << j;
-			}
-		}
-		send_path(e, path, group, cnt);
-	}
-	e->ntx = 0;
-}
-
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
                         const struct sockaddr_in *from)
 {
@@ -396,6 +282,34 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	ep->ops->rx_ud(ep, &info, payload, h.payload_len);
 }
 
+/*
+ * One received buffer: a datagram, or with GRO several of one sender, all of the
+ * segment size the control message names but the last, each dispatched on its own.
+ */
+static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const uint8_t *buf,
+                         const struct sockaddr_in *from)
+{
+	size_t len = m->msg_len, seg = len;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m->msg_hdr); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)&m->msg_hdr, cm)) {
+		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			if (v > 0 && (size_t)v < len)
+				seg = (size_t)v;
+		}
+	}
+	if (seg == len) {
+		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
+		return;
+	}
+	e->stats->c.rx_gro_batches++;
+	for (size_t off = 0; off < len; off += seg)
+		rx_dispatch(e, buf + off, len - off < seg ? len - off : seg, from);
+}
+
 unsigned net_engine_rx(struct net_engine *e)
 {
 	unsigned total = 0;
@@ -417,11 +331,13 @@ unsigned net_engine_rx(struct net_engine *e)
 				e->stats->c.rx_malformed++;
 				continue;
 			}
-			rx_dispatch(e, e->rx_iov[i].iov_base, m->msg_len, &e->rx_addr[i]);
+			rx_datagrams(e, m, e->rx_iov[i].iov_base, &e->rx_addr[i]);
 		}
 		/* recvmmsg wrote these back: make them ready for the next call. */
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			e->rx_msgs[i].msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
+			e->rx_msgs[i].msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
+		}
 		total += (unsigned)n;
 		if (n < NET_RX_BATCH)
 			break;

@@ -165,6 +165,12 @@ void net_engine_pump(struct net_engine *e);
  */
 void net_engine_defer_tx(struct net_engine *e);
 
+/*
+ * New SRD sends were queued (locked): they leave now, or, while the pipeline is deep
+ * (acks for NET_TX_DEEP packets are on their way), with the next ack, poll or batch.
+ */
+void net_engine_kick_tx(struct net_engine *e);
+
 /* Sends every held SRD acknowledgement now (takes the lock): a context is closing. */
 void net_engine_flush_acks(struct net_engine *e);
 

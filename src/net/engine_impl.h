@@ -17,6 +17,14 @@
 #define NET_RX_STALE_NS 50000ull
 /* Held SRD sends leave after this long, or when NET_TX_BATCH of them wait. */
 #define NET_DEFER_NS 50000ull
+/* New sends wait for a batch while this many packets are in flight (see kick_tx). */
+#define NET_TX_DEEP 16u
+/* A GSO send: UDP's segment cap, the largest IPv4 UDP payload, the kernel's iovec cap. */
+#define NET_GSO_SEGS  64u
+#define NET_GSO_BYTES 65507u
+#define NET_GSO_IOV   1024u
+/* A GRO receive slot holds the largest coalesced datagram. */
+#define NET_GRO_SLOT 65535u
 
 struct net_engine {
 	pthread_mutex_t lock;
@@ -30,6 +38,9 @@ struct net_engine {
 	uint16_t base_port;
 	uint8_t gid[NET_GID_LEN];
 	uint32_t max_datagram;
+	bool gso;         /* same-sized runs to a peer leave as one UDP_SEGMENT send */
+	bool gro;         /* the receive socket may hand us coalesced datagrams */
+	uint32_t rx_slot; /* bytes per receive slot */
 
 	/* Endpoints by number; a rotating allocator so numbers are not reused at once. */
 	struct net_ep **eps;
@@ -47,6 +58,10 @@ struct net_engine {
 	struct mmsghdr rx_msgs[NET_RX_BATCH];
 	struct iovec rx_iov[NET_RX_BATCH];
 	struct sockaddr_in rx_addr[NET_RX_BATCH];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} rx_ctrl[NET_RX_BATCH];
 
 	/* Transmit batch: per path, flushed with sendmmsg. */
 	struct mmsghdr tx_msgs[NET_TX_BATCH];
@@ -55,6 +70,12 @@ struct net_engine {
 	struct sockaddr_in tx_addr[NET_TX_BATCH];
 	unsigned tx_path[NET_TX_BATCH];
 	unsigned ntx;
+	/* GSO runs: their iovecs end to end, and each run's UDP_SEGMENT message. */
+	struct iovec gso_iov[NET_GSO_IOV];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
+	} gso_ctrl[NET_TX_BATCH];
 
 	/* Progress thread. */
 	pthread_t thread;
@@ -97,6 +118,9 @@ struct net_engine {
 uint32_t net_max_datagram(const struct sefa_config *cfg);
 int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg);
 void net_sock_close_all(struct net_engine *e);
+
+/* tx.c: probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
+void net_offload_setup(struct net_engine *e, bool enable);
 
 /* progress.c */
 int net_progress_start(struct net_engine *e);

@@ -216,6 +216,20 @@ void net_engine_defer_tx(struct net_engine *e)
 	}
 }
 
+void net_engine_kick_tx(struct net_engine *e)
+{
+	/*
+	 * A lone send leaves at once: that is the latency path. Behind a deep pipeline a
+	 * new packet cannot overtake what is already queued, and an ack (or the caller's
+	 * next poll) comes within a round trip, so waiting for it costs nothing and lets
+	 * the burst leave in one sendmmsg, folded by GSO.
+	 */
+	if (srd_ep_inflight(e->srd) >= NET_TX_DEEP)
+		net_engine_defer_tx(e);
+	else
+		net_engine_pump(e);
+}
+
 void net_engine_pump(struct net_engine *e)
 {
 	uint64_t now = sefa_now_ns();

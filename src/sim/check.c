@@ -12,7 +12,7 @@
  *    at some time during its life: a crash, a partition of all its paths, or a
  *    blackout (every packet one of them sent the other lost) covering, with the
  *    other direction's, half a peer timeout of its life;
- *  - nothing is left behind: no claim or answer outstanding on a live host.
+ *  - nothing is left behind: no claim, answer or packet in flight on a live host.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -193,6 +193,9 @@ unsigned sim_check(struct sim *s, FILE *out, unsigned max)
 			          h->nclaims);
 		if (h->alive && h->txs)
 			violation(&r, NULL, "h%d has messages still in its core at the end", i);
+		if (h->alive && h->ep && srd_ep_inflight(h->ep))
+			violation(&r, NULL, "h%d counts %u packets in flight at the end", i,
+			          srd_ep_inflight(h->ep));
 	}
 	for (int i = 0; i < s->nchans; i++) {
 		const struct sim_chan *c = &s->chans[i];

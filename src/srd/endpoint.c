@@ -438,3 +438,8 @@ void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 		info->paths_up += info->path_up[i];
 	}
 }
+
+uint32_t srd_ep_inflight(const struct srd_ep *ep)
+{
+	return ep->tx_inflight;
+}

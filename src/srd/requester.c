@@ -88,6 +88,7 @@ void srd_tx_free(struct srd_peer *p)
 			s->msg = NULL;
 		}
 	}
+	p->ep->tx_inflight -= tx->inflight;
 	free(tx->ring);
 	free(tx->paths);
 }
@@ -143,10 +144,13 @@ uint64_t srd_tx_deadline(const struct srd_peer *p)
 
 /* ---- retiring packets and messages --------------------------------------------------- */
 
-static void slot_unlink(struct srd_tx *tx, struct srd_slot *s)
+static void slot_unlink(struct srd_peer *p, struct srd_slot *s)
 {
+	struct srd_tx *tx = &p->tx;
+
 	if (s->state == PKT_INFLIGHT) {
 		tx->inflight--;
+		p->ep->tx_inflight--;
 		tx->paths[s->path].ninflight--;
 		list_del(&s->pathq);
 	}
@@ -197,7 +201,7 @@ static void msg_finish(struct srd_peer *p, struct srd_msg *m, int status, bool n
 		s = slot_of(p, psn);
 		if (s->msg != m || s->state == PKT_DONE)
 			continue;
-		slot_unlink(tx, s);
+		slot_unlink(p, s);
 		s->state = PKT_DONE;
 	}
 	m->slot_refs++; /* hold it across the callback and the ring walk */
@@ -314,7 +318,7 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 		l = l->next;
 		if (s->dst_epoch)
 			continue;
-		slot_unlink(tx, s);
+		slot_unlink(p, s);
 		s->state = PKT_LOST;
 		s->tx_count = 0; /* its first real transmission is still to come */
 		list_add_tail(&tx->retx, &s->q);
@@ -379,6 +383,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	s->tx_count++;
 	s->state = PKT_INFLIGHT;
 	tx->inflight++;
+	ep->tx_inflight++;
 	list_add_tail(&tx->inflight_list, &s->q);
 	list_add_tail(&path->inflight, &s->pathq);
 	path->ninflight++;
@@ -486,7 +491,7 @@ static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 {
 	struct srd_tx *tx = &p->tx;
 
-	slot_unlink(tx, s);
+	slot_unlink(p, s);
 	s->state = PKT_LOST;
 	list_add_tail(&tx->retx, &s->q);
 	srd_path_on_loss(p, s->path);
@@ -536,7 +541,7 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, 
 		}
 		acked_on[s->path] = true;
 	}
-	slot_unlink(&p->tx, s);
+	slot_unlink(p, s);
 	s->state = PKT_DONE;
 	/* A read is done when its answer is, not when its request is acked. */
 	if (m && m->state != MSG_FINISHED && ++m->acked_pkts == m->npkts) {
@@ -577,7 +582,7 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 		msg_finish(p, m, SRD_REMOTE_RNR, true);
 		return true;
 	}
-	slot_unlink(tx, s);
+	slot_unlink(p, s);
 	s->state = PKT_RNR;
 	s->rnr_until_ns = now + ep->cfg.rnr_delay_ns;
 	list_add_tail(&tx->rnrq, &s->q);

@@ -222,6 +222,12 @@ struct srd_stats {
 	uint64_t msgs_silent_rx;    /* partly received, then their sender fell silent */
 };
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
+/*
+ * Data packets sent and not yet acknowledged, lost or refused, to every peer: how deep
+ * the pipeline is. Acks are on their way for that many, so a caller may hold new sends
+ * to leave in one batch with the next ack rather than one system call each.
+ */
+uint32_t srd_ep_inflight(const struct srd_ep *ep);
 
 /* Per-peer observations for tests, tools and benchmarks. */
 struct srd_peer_info {

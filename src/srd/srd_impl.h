@@ -199,6 +199,7 @@ struct srd_ep {
 	struct srd_peer **heap; /* min-heap of peers by deadline */
 	uint32_t nheap, heap_cap;
 	struct srd_stats stats;
+	uint32_t tx_inflight; /* data packets in flight to every peer */
 };
 
 /* endpoint.c */

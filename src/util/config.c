@@ -138,6 +138,8 @@ static void config_load(void)
 	c->mtu = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_SOCKBUF", 8u << 20, 64u << 10, 1u << 30, &v);
 	c->sock_buf = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_GSO", 1, 0, 1, &v);
+	c->offload = v != 0;
 	ok &= env_u64("SOFTEFA_UNSIGNALED", 0, 0, 1, &v);
 	c->allow_unsignaled = v != 0;
 	ok &= env_u64("SOFTEFA_TIMEOUT_MS", 3000, 10, 3600000, &v);

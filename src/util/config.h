@@ -40,6 +40,7 @@ struct sefa_config {
 	uint32_t ndevs;      /* SOFTEFA_DEVICES: how many efa_N devices to list */
 	uint32_t mtu;        /* SOFTEFA_MTU: IP MTU of the paths; 0 = the interface's */
 	uint32_t sock_buf;   /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
+	bool offload;        /* SOFTEFA_GSO: UDP segmentation and receive coalescing */
 	bool allow_unsignaled;
 	uint32_t srd_timeout_ms;   /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */
 	uint32_t srd_rnr_delay_us; /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */

@@ -59,7 +59,7 @@ static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, uns
 void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 {
 	if (qp->kind == SEFA_QP_SRD)
-		net_engine_pump(qp->sh->eng); /* SRD sends leave now; they complete on ack */
+		net_engine_kick_tx(qp->sh->eng); /* SRD sends complete on ack */
 	else
 		net_engine_flush(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)

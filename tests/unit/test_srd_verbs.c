@@ -3,9 +3,13 @@
  * SRD queue pairs through the verbs and efadv API, in one process: every option of
  * efadv_create_qp_ex, sends of every size with and without immediate data, the
  * completion fields, RNR, bad destinations and qkeys, a receive too small, flush to
- * ERR with sends in flight, and what the processing hint changes.
+ * ERR with sends in flight, what the processing hint changes, and a deep stream
+ * (batched, GSO and GRO).
  */
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -328,6 +332,63 @@ static uint64_t burst(struct srd_end *a, struct srd_end *b, uint32_t hints)
 	return stats->c.tx_syscalls - before;
 }
 
+/*
+ * A deep stream of 8 KiB sends: behind a full pipeline they leave in batches, runs to
+ * the peer go out as UDP GSO sends and arrive coalesced (GRO) unless SOFTEFA_GSO=0.
+ * Every message arrives once, intact, whatever the batching did to it.
+ */
+static void test_stream(struct srd_end *a, struct srd_end *b)
+{
+	const char *gso = getenv("SOFTEFA_GSO");
+	bool offload = !gso || strcmp(gso, "0") != 0;
+	uint64_t gso0 = stats->c.tx_gso_sends, gro0 = stats->c.rx_gro_batches;
+	enum { ROUNDS = 48, WIN = 32, LEN = 8192 };
+
+	for (uint32_t r = 0; r < ROUNDS && !check_failures; r++) {
+		bool seen[WIN] = {false};
+		struct ibv_wc wc[WIN];
+		int got;
+
+		for (unsigned i = 0; i < WIN; i++)
+			post_recv(b, i, LEN);
+		for (unsigned i = 0; i < WIN; i++) {
+			uint32_t seq = r * WIN + i;
+
+			memset(sslot(a, i), (int)(seq * 7 + 1), LEN);
+			memcpy(sslot(a, i), &seq, sizeof(seq));
+			send_to(a, b->qp->qp_num, QKEY, seq, i, LEN, 0, 0);
+		}
+		got = poll_n(b->cq, wc, WIN);
+		CHECK_EQ(got, WIN);
+		for (int i = 0; i < got; i++) {
+			const uint8_t *p = rslot(b, (unsigned)wc[i].wr_id);
+			uint32_t seq;
+
+			CHECK_EQ(wc[i].status, IBV_WC_SUCCESS);
+			CHECK_EQ(wc[i].byte_len, LEN);
+			memcpy(&seq, p, sizeof(seq));
+			if (seq / WIN != r || seen[seq % WIN]) {
+				CHECK(!"a message arrived twice or from another round");
+				break;
+			}
+			seen[seq % WIN] = true;
+			for (unsigned k = sizeof(seq); k < LEN; k++)
+				if (p[k] != (uint8_t)(seq * 7 + 1)) {
+					CHECK(!"payload corrupted");
+					break;
+				}
+		}
+		CHECK_EQ(poll_n(a->cq, wc, WIN), WIN);
+	}
+	if (offload) {
+		CHECK(stats->c.tx_gso_sends > gso0);
+		CHECK(stats->c.rx_gro_batches > gro0);
+	} else {
+		CHECK_EQ(stats->c.tx_gso_sends, gso0);
+		CHECK_EQ(stats->c.rx_gro_batches, gro0);
+	}
+}
+
 int main(void)
 {
 	char run_dir[] = "/tmp/softefa-test-XXXXXX";
@@ -359,6 +420,7 @@ int main(void)
 	hinted = burst(&a, &b, EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE);
 	CHECK(stats->c.tx_deferred_wrs >= 16);
 	CHECK(hinted * 2 < plain);
+	test_stream(&a, &b);
 	test_flush(&a, &b);
 	test_unreachable(&a);
 	end_close(&a);

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The transmit batch leaving the engine: grouped by path (a path is a socket, its
+ * source port), each group in one sendmmsg, and runs of same-sized datagrams to one
+ * peer folded into one UDP GSO send so the kernel walks its stack once per run rather
+ * than once per datagram. The test hooks (SOFTEFA_FAULT_*) send one at a time.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "../util/log.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+_Static_assert(NET_TX_BATCH <= 64, "flush tracks the batch in a 64-bit mask");
+
+void net_offload_setup(struct net_engine *e, bool enable)
+{
+	int one = 1, v = 0;
+	socklen_t len = sizeof(v);
+
+	/* GSO needs nothing set, only a kernel that knows the option (4.18+). */
+	e->gso = enable && getsockopt(e->fds[0], IPPROTO_UDP, UDP_SEGMENT, &v, &len) == 0;
+	/* GRO hands us up to 64 KiB of same-sized datagrams at once: slots must hold that. */
+	e->gro = enable && setsockopt(e->fds[0], IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+}
+
+static uint32_t fault_pct(struct net_engine *e)
+{
+	uint64_t *s = &e->fault_rng;
+
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (uint32_t)(*s % 100);
+}
+
+static void send_one(struct net_engine *e, int fd, struct msghdr *m)
+{
+	ssize_t n = sendmsg(fd, m, 0);
+
+	e->stats->c.tx_syscalls++;
+
+	if (n < 0) {
+		e->stats->c.tx_drops++;
+	} else {
+		e->stats->c.tx_pkts++;
+		e->stats->c.tx_bytes += (uint64_t)n;
+	}
+}
+
+/*
+ * The test hooks (SOFTEFA_FAULT_*): each datagram may be dropped, sent twice, or held
+ * back and sent after the next one. One at a time: only tests pay for this path.
+ */
+static void flush_with_faults(struct net_engine *e)
+{
+	for (unsigned i = 0; i < e->ntx; i++) {
+		struct msghdr *m = &e->tx_msgs[i].msg_hdr;
+		int fd = e->fds[e->tx_path[i]];
+
+		if (fault_pct(e) < e->fault_drop) {
+			e->stats->c.fault_drops++;
+			continue;
+		}
+		if (e->fault_held_len == 0 && fault_pct(e) < e->fault_reorder) {
+			size_t off = 0;
+
+			for (size_t k = 0; k < m->msg_iovlen; k++) {
+				memcpy(e->fault_held + off, m->msg_iov[k].iov_base,
+				       m->msg_iov[k].iov_len);
+				off += m->msg_iov[k].iov_len;
+			}
+			e->fault_held_len = off;
+			e->fault_held_to = e->tx_addr[i];
+			e->fault_held_path = e->tx_path[i];
+			e->stats->c.fault_reorders++;
+			continue;
+		}
+		send_one(e, fd, m);
+		if (fault_pct(e) < e->fault_dup) {
+			e->stats->c.fault_dups++;
+			send_one(e, fd, m);
+		}
+		if (e->fault_held_len) {
+			struct iovec iov = {e->fault_held, e->fault_held_len};
+			struct msghdr hm = {.msg_name = &e->fault_held_to,
+			                    .msg_namelen = sizeof(e->fault_held_to),
+			                    .msg_iov = &iov,
+			                    .msg_iovlen = 1};
+
+			send_one(e, e->fds[e->fault_held_path], &hm);
+			e->fault_held_len = 0;
+		}
+	}
+	e->ntx = 0;
+}
+
+static size_t msg_bytes(const struct msghdr *m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->msg_iovlen; i++)
+		n += m->msg_iov[i].iov_len;
+	return n;
+}
+
+static bool same_dest(const struct msghdr *a, const struct msghdr *b)
+{
+	const struct sockaddr_in *x = a->msg_name, *y = b->msg_name;
+
+	return x->sin_addr.s_addr == y->sin_addr.s_addr && x->sin_port == y->sin_port;
+}
+
+/*
+ * One datagram, or a GSO run, as the kernel will see it: first..first+segs-1 of the
+ * group it came from, so a run the kernel refuses can still go out one by one.
+ */
+struct tx_unit {
+	unsigned first, segs;
+};
+
+/*
+ * Folds the group into units: a run is consecutive datagrams to one peer, all of one
+ * size but the last (which may be shorter), at most UDP's 64 segments and 64 KiB in
+ * all. The run's iovecs are laid end to end, and a UDP_SEGMENT control message names
+ * the segment size. Returns how many units out holds.
+ */
+static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cnt,
+                         struct mmsghdr *out, struct tx_unit *units)
+{
+	unsigned nout = 0, iov_used = 0;
+
+	for (unsigned i = 0; i < cnt;) {
+		const struct msghdr *h = &msgs[i].msg_hdr;
+		size_t seg = msg_bytes(h), total = seg;
+		unsigned j = i + 1, niov = (unsigned)h->msg_iovlen;
+
+		while (e->gso && j < cnt && j - i < NET_GSO_SEGS) {
+			const struct msghdr *m = &msgs[j].msg_hdr;
+			size_t len = msg_bytes(m);
+
+			if (!same_dest(h, m) || len > seg || total + len > NET_GSO_BYTES ||
+			    iov_used + niov + m->msg_iovlen > NET_GSO_IOV)
+				break;
+			total += len;
+			niov += (unsigned)m->msg_iovlen;
+			j++;
+			if (len < seg)
+				break; /* only the last segment may be short */
+		}
+		units[nout] = (struct tx_unit){i, j - i};
+		if (j - i == 1) {
+			out[nout++] = msgs[i];
+			i = j;
+			continue;
+		}
+		{
+			struct mmsghdr *o = &out[nout];
+			struct cmsghdr *cm;
+			struct iovec *iov = e->gso_iov + iov_used;
+			unsigned k = 0;
+
+			for (unsigned x = i; x < j; x++)
+				for (size_t y = 0; y < msgs[x].msg_hdr.msg_iovlen; y++)
+					iov[k++] = msgs[x].msg_hdr.msg_iov[y];
+			iov_used += k;
+			memset(o, 0, sizeof(*o));
+			o->msg_hdr.msg_name = h->msg_name;
+			o->msg_hdr.msg_namelen = h->msg_namelen;
+			o->msg_hdr.msg_iov = iov;
+			o->msg_hdr.msg_iovlen = k;
+			o->msg_hdr.msg_control = e->gso_ctrl[nout].buf;
+			o->msg_hdr.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+			cm = CMSG_FIRSTHDR(&o->msg_hdr);
+			cm->cmsg_level = IPPROTO_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+			*(uint16_t *)(void *)CMSG_DATA(cm) = (uint16_t)seg;
+			nout++;
+		}
+		i = j;
+	}
+	return nout;
+}
+
+/* One sendmmsg per path, for the datagrams of one path in batch order. */
+static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
+{
+	struct net_counters *c = &e->stats->c;
+	struct mmsghdr out[NET_TX_BATCH];
+	struct tx_unit units[NET_TX_BATCH];
+	unsigned nout = gso_fold(e, msgs, cnt, out, units), i = 0;
+
+	while (i < nout) {
+		int n = sendmmsg(e->fds[path], out + i, nout - i, 0);
+
+		c->tx_syscalls++;
+		if (n <= 0) {
+			int err = errno;
+
+			if (n < 0 && err == EINTR)
+				continue;
+			if (units[i].segs > 1 && (err == EINVAL || err == EIO)) {
+				/* This path (a device without segmentation, an MTU below the
+				 * segment) refuses GSO: stop folding; this run goes one by one. */
+				sefa_log(SEFA_LOG_INFO,
+				         "UDP GSO refused (%s): sending datagrams singly",
+				         strerror(err));
+				e->gso = false;
+				send_path(e, path, msgs + units[i].first, units[i].segs);
+				i++;
+				continue;
+			}
+			/* A full socket is a drop, as on a wire: UD loses it, SRD resends it. */
+			c->tx_drops += units[i].segs;
+			n = 1;
+		} else {
+			for (int k = 0; k < n; k++) {
+				c->tx_pkts += units[i + k].segs;
+				c->tx_bytes += out[i + k].msg_len;
+				if (units[i + k].segs > 1)
+					c->tx_gso_sends++;
+			}
+		}
+		i += (unsigned)n;
+	}
+}
+
+/*
+ * Sends the batch grouped by path, each group in batch order: a flow keeps its order
+ * on its path, and a burst sprayed over the paths costs one call per path.
+ */
+void net_engine_flush(struct net_engine *e)
+{
+	struct mmsghdr group[NET_TX_BATCH];
+	uint64_t sent = 0; /* bit i: datagram i is out */
+
+	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
+		flush_with_faults(e);
+		return;
+	}
+	for (unsigned i = 0; i < e->ntx; i++) {
+		unsigned cnt = 0, path = e->tx_path[i];
+
+		if (sent >> i & 1)
+			continue;
+		for (unsigned j = i; j < e->ntx; j++) {
+			if (e->tx_path[j] == path && !(sent >> j & 1)) {
+				group[cnt++] = e->tx_msgs[j];
+				sent |= 1ull << j;
+			}
+		}
+		send_path(e, path, group, cnt);
+	}
+	e->ntx = 0;
+}
