@@ -175,16 +175,20 @@ void net_engine_kick_tx(struct net_engine *e);
 void net_engine_flush_acks(struct net_engine *e);
 
 /* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
-unsigned net_engine_rx(struct net_engine *e);
+unsigned net_engine_rx(struct net_engine *e, uint64_t now);
 
 /*
  * The application just polled: the progress thread keeps off the sockets for a while.
  * Returns true when the caller should make progress itself: nobody has read the
- * sockets lately, or an SRD timer is due.
+ * sockets lately, or an SRD timer is due. *now: the clock reading it made.
  */
-bool net_engine_note_poll(struct net_engine *e);
-/* Reads the sockets and runs due timers from the caller's thread (takes the lock). */
-unsigned net_engine_progress(struct net_engine *e);
+bool net_engine_note_poll(struct net_engine *e, uint64_t *now);
+/*
+ * Reads the sockets and runs due timers from the caller's thread (takes the lock);
+ * now is the note_poll reading. True when anything happened that may have completed
+ * work: datagrams arrived, timers ran or held sends left.
+ */
+bool net_engine_progress(struct net_engine *e, uint64_t now);
 
 /* A completion channel waits on this engine: make the progress thread serve the
  * sockets now rather than after its back-off (locked). */

@@ -58,6 +58,8 @@ struct net_engine {
 	struct mmsghdr rx_msgs[NET_RX_BATCH];
 	struct iovec rx_iov[NET_RX_BATCH];
 	struct sockaddr_in rx_addr[NET_RX_BATCH];
+	uint64_t rx_now;  /* when the batch being dispatched was read */
+	unsigned rx_vlen; /* datagrams the next recvmmsg asks for */
 	union {
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(int))];
@@ -129,7 +131,8 @@ void net_progress_stop(struct net_engine *e);
 /* srd_glue.c */
 int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
 void net_srd_stop(struct net_engine *e);
-void net_srd_timers(struct net_engine *e);
+/* Runs the SRD timers due at now (locked); true if any ran. */
+bool net_srd_timers(struct net_engine *e, uint64_t now);
 int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
                   const struct sockaddr_in *from);
 

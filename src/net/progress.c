@@ -80,9 +80,9 @@ static void progress_step(struct net_engine *e)
 	}
 	e->park_until = 0;
 	e->park_backoff_ns = NET_PARK_MIN_NS;
-	if (net_engine_rx(e))
+	if (net_engine_rx(e, now))
 		e->stats->c.progress_rx_batches++;
-	net_srd_timers(e);
+	net_srd_timers(e, now);
 	rx_arm(e);
 	net_timer_sync(e);
 }

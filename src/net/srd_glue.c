@@ -290,18 +290,18 @@ void net_engine_flush_acks(struct net_engine *e)
 	net_engine_unlock(e);
 }
 
-/* Runs the core's timers if they are due (locked). */
-void net_srd_timers(struct net_engine *e)
+bool net_srd_timers(struct net_engine *e, uint64_t now)
 {
-	uint64_t now = sefa_now_ns();
-
 	if (now >= srd_expiry(e->srd)) {
 		srd_handle_expiry(e->srd, now);
 		net_engine_pump(e);
-	} else if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed) &&
-	           now >= e->defer_until) {
-		net_engine_pump(e);
+		return true;
 	}
+	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed) && now >= e->defer_until) {
+		net_engine_pump(e);
+		return true;
+	}
+	return false;
 }
 
 int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
@@ -309,5 +309,5 @@ int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
 {
 	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
 
-	return srd_read_pkt(e->srd, sefa_now_ns(), &a, pkt, len);
+	return srd_read_pkt(e->srd, e->rx_now, &a, pkt, len);
 }

@@ -73,6 +73,8 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 		ep->epoch = (uint32_t)srd_rand(&ep->rng);
 	while (ep->epoch == 0);
 	list_init(&ep->ready);
+	ep->msg_pool = (struct srd_pool){NULL, 0, 1024, sizeof(struct srd_msg)};
+	ep->rxmsg_pool = (struct srd_pool){NULL, 0, 1024, sizeof(struct srd_rxmsg)};
 	return ep;
 }
 
@@ -98,6 +100,11 @@ void srd_ep_del(struct srd_ep *ep)
 		}
 	}
 	free(ep->heap);
+	ep->msg_pool.cap = ep->rxmsg_pool.cap = 0;
+	while (ep->msg_pool.head)
+		free(srd_pool_get(&ep->msg_pool));
+	while (ep->rxmsg_pool.head)
+		free(srd_pool_get(&ep->rxmsg_pool));
 	free(ep);
 }
 
@@ -356,7 +363,7 @@ static void msg_segment(const struct srd_ep *ep, struct srd_msg *m)
 struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
                          void *cookie, uint64_t now)
 {
-	struct srd_msg *m = calloc(1, sizeof(*m));
+	struct srd_msg *m = srd_pool_get(&ep->msg_pool);
 
 	if (!m)
 		return NULL;

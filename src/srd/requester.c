@@ -55,7 +55,7 @@ void srd_tx_init(struct srd_peer *p)
 static void msg_maybe_free(struct srd_msg *m)
 {
 	if (m->state == MSG_FINISHED && m->slot_refs == 0)
-		free(m);
+		srd_pool_put(&m->peer->ep->msg_pool, m);
 }
 
 void srd_tx_free(struct srd_peer *p)

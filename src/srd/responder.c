@@ -87,7 +87,7 @@ static void abort_all(struct srd_peer *p)
 		rxmsg_unlink(rx, e);
 		if (e->handle && e->status == SRD_OK)
 			ep->cb.rx_abort(ep->user, e->handle);
-		free(e);
+		srd_pool_put(&p->ep->rxmsg_pool, e);
 	}
 }
 
@@ -100,7 +100,7 @@ void srd_rx_free(struct srd_peer *p)
 			    container_of(p->rx.msg_list.next, struct srd_rxmsg, link);
 
 			rxmsg_unlink(&p->rx, e);
-			free(e);
+			srd_pool_put(&p->ep->rxmsg_pool, e);
 		}
 	}
 	free(p->rx.bitmap);
@@ -119,6 +119,8 @@ static void advance_to(struct srd_peer *p, uint32_t psn)
 		for (uint32_t q = rx->cum; psn_lt(q, psn); q++)
 			bit_clear(rx, q, w);
 	rx->cum = psn;
+	if (psn_lt(rx->top, psn))
+		rx->top = psn;
 	/* Errors below the horizon have been heard (or no longer matter). */
 	for (uint32_t i = 0; i < rx->nnaks;) {
 		if (psn_lt(rx->naks[i].psn, psn))
@@ -151,6 +153,7 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->peer_epoch = epoch;
 	memset(rx->bitmap, 0, win(p) / 8);
 	rx->cum = horizon;
+	rx->top = horizon;
 	rx->horizon = horizon;
 	rx->nnaks = 0;
 }
@@ -204,7 +207,7 @@ static uint32_t msg_last_psn(const struct srd_data_hdr *h)
 static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, const struct srd_data_hdr *h,
                                    const struct srd_rx_msg *info)
 {
-	struct srd_rxmsg *e = calloc(1, sizeof(*e));
+	struct srd_rxmsg *e = srd_pool_get(&container_of(rx, struct srd_peer, rx)->ep->rxmsg_pool);
 	uint32_t msn = h->msn;
 
 	if (!e)
@@ -308,7 +311,7 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 			rxmsg_unlink(rx, e);
 			ep->stats.msgs_rx++;
 			ep->cb.rx_done(ep->user, e->handle, &e->info);
-			free(e);
+			srd_pool_put(&p->ep->rxmsg_pool, e);
 		}
 		return true;
 	}
@@ -359,7 +362,7 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	status = ep->cb.rx_place(ep->user, handle, h->offset, payload, h->payload_len);
 	if (status != SRD_OK) {
 		rxmsg_unlink(rx, e);
-		free(e);
+		srd_pool_put(&p->ep->rxmsg_pool, e);
 		ep->cb.rx_abort(ep->user, handle);
 		add_nak(p, h->psn, (uint8_t)status);
 		ep->stats.err_nak_tx++;
@@ -388,7 +391,7 @@ static void purge_passed(struct srd_peer *p)
 			ep->cb.rx_abort(ep->user, e->handle);
 			ep->stats.msgs_abandoned_rx++;
 		}
-		free(e);
+		srd_pool_put(&p->ep->rxmsg_pool, e);
 	}
 }
 
@@ -459,6 +462,8 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		return; /* beyond the window: the sender never sends this; drop */
 	if (accept(p, h, payload, now)) {
 		bit_set(rx, h->psn, w);
+		if (!psn_lt(h->psn, rx->top))
+			rx->top = h->psn + 1;
 		slide(p);
 	} else {
 		rx->ack_urgent = true; /* a refusal (NAK) goes out at once */
@@ -511,8 +516,10 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
 	uint32_t w = win(p);
 	unsigned n = 0;
 	uint32_t run = 0, start = 0;
+	/* Only [cum, top) can hold bits: in order, that is nothing to scan. */
+	uint32_t span = rx->top - rx->cum < w ? rx->top - rx->cum : w;
 
-	for (uint32_t off = 1; off < w && n < SRD_ACK_MAX_SACK; off++) {
+	for (uint32_t off = 1; off < span && n < SRD_ACK_MAX_SACK; off++) {
 		uint32_t psn = rx->cum + off;
 		uint32_t i = psn & (w - 1);
 		uint64_t word = rx->bitmap[i / 64];
@@ -646,7 +653,7 @@ void srd_rx_expiry(struct srd_peer *p, uint64_t now)
 			continue;
 		}
 		rxmsg_unlink(rx, e);
-		free(e);
+		srd_pool_put(&p->ep->rxmsg_pool, e);
 	}
 }
 

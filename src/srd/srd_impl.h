@@ -3,6 +3,9 @@
 #ifndef SOFTEFA_SRD_IMPL_H
 #define SOFTEFA_SRD_IMPL_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "../util/list.h"
 #include "srd.h"
 #include "wire.h"
@@ -153,6 +156,7 @@ struct srd_rx {
 	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
 	uint32_t prev_epoch; /* the one before: its stragglers are ignored */
 	uint32_t cum;
+	uint32_t top;        /* one past the highest PSN received: no bit is set from here */
 	uint64_t *bitmap;    /* window bits, PSN & (window - 1) */
 	bool ack_pending;    /* something received since the last ack */
 	bool ack_urgent;     /* ...and it cannot wait: holes, duplicates, refusals, 2+ packets */
@@ -188,6 +192,39 @@ struct srd_peer {
 
 #define SRD_PEER_HASH 1024
 
+/*
+ * Freed messages kept for reuse, so sending and receiving do not call malloc per
+ * message (at most cap of them; the rest go back to the allocator).
+ */
+struct srd_pool {
+	void *head;
+	uint32_t n, cap;
+	size_t size;
+};
+
+static inline void *srd_pool_get(struct srd_pool *pl)
+{
+	void *o = pl->head;
+
+	if (!o)
+		return calloc(1, pl->size);
+	memcpy(&pl->head, o, sizeof(void *));
+	pl->n--;
+	memset(o, 0, pl->size);
+	return o;
+}
+
+static inline void srd_pool_put(struct srd_pool *pl, void *o)
+{
+	if (pl->n >= pl->cap) {
+		free(o);
+		return;
+	}
+	memcpy(o, &pl->head, sizeof(void *));
+	pl->head = o;
+	pl->n++;
+}
+
 struct srd_ep {
 	struct srd_config cfg;
 	struct srd_callbacks cb;
@@ -200,6 +237,7 @@ struct srd_ep {
 	uint32_t nheap, heap_cap;
 	struct srd_stats stats;
 	uint32_t tx_inflight; /* data packets in flight to every peer */
+	struct srd_pool msg_pool, rxmsg_pool;
 };
 
 /* endpoint.c */

@@ -42,6 +42,7 @@ void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe)
 	}
 	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *cqe;
 	cq->count++;
+	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	if (cq->armed) {
 		cq->armed = false;
 		net_engine_arm_count(eng, -1);
@@ -63,6 +64,7 @@ void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
 			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *c;
 	}
 	cq->count = kept;
+	atomic_store_explicit(&cq->nready, kept, memory_order_release);
 	pthread_mutex_unlock(&cq->lock);
 }
 
@@ -78,6 +80,9 @@ static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 {
 	int got = 0;
 
+	/* Most polls of a busy-polling application find nothing: no lock for them. */
+	if (!atomic_load_explicit(&cq->nready, memory_order_acquire))
+		return 0;
 	pthread_mutex_lock(&cq->lock);
 	while (got < n && cq->count) {
 		const struct sefa_cqe *c = &cq->ring[cq->head];
@@ -100,6 +105,7 @@ static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 		cq->head = (cq->head + 1) & (cq->cap - 1);
 		cq->count--;
 	}
+	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	pthread_mutex_unlock(&cq->lock);
 	return got;
 }
@@ -108,12 +114,15 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 {
 	bool got = false;
 
+	if (!atomic_load_explicit(&cq->nready, memory_order_acquire))
+		return false;
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count) {
 		cq->cur = cq->ring[cq->head];
 		slot_release(&cq->cur);
 		cq->head = (cq->head + 1) & (cq->cap - 1);
 		cq->count--;
+		atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 		got = true;
 	}
 	pthread_mutex_unlock(&cq->lock);
@@ -124,28 +133,33 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 	return got;
 }
 
-/* An empty CQ reads the sockets itself: the latency path never waits for a thread. */
-static void cq_rx_inline(struct sefa_cq *cq)
+/*
+ * An empty CQ reads the sockets itself: the latency path never waits for a thread.
+ * True when that may have produced completions.
+ */
+static bool cq_rx_inline(struct sefa_cq *cq, uint64_t now)
 {
-	net_engine_progress(cq->ctx->sh->eng);
+	return net_engine_progress(cq->ctx->sh->eng, now);
 }
 
 int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct sefa_cq *cq = to_scq(ibcq);
+	uint64_t now;
 	bool stale;
 	int got;
 
 	if (num_entries <= 0)
 		return 0;
-	stale = net_engine_note_poll(cq->ctx->sh->eng);
+	stale = net_engine_note_poll(cq->ctx->sh->eng, &now);
 	got = cq_pop_wc(cq, num_entries, wc);
 	/* A CQ that always has entries (send completions) must not starve receiving. */
 	if (got && stale)
-		cq_rx_inline(cq);
+		cq_rx_inline(cq, now);
 	if (got)
 		return got;
-	cq_rx_inline(cq);
+	if (!cq_rx_inline(cq, now))
+		return 0;
 	return cq_pop_wc(cq, num_entries, wc);
 }
 
@@ -173,14 +187,16 @@ int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	struct sefa_cq *cq = to_scq_ex(ibcq);
+	uint64_t now;
 
 	if (attr && attr->comp_mask)
 		return EINVAL;
-	if (net_engine_note_poll(cq->ctx->sh->eng))
-		cq_rx_inline(cq);
+	if (net_engine_note_poll(cq->ctx->sh->eng, &now))
+		cq_rx_inline(cq, now);
 	if (cq_pop_cur(cq))
 		return 0;
-	cq_rx_inline(cq);
+	if (!cq_rx_inline(cq, now))
+		return ENOENT;
 	return cq_pop_cur(cq) ? 0 : ENOENT;
 }
 

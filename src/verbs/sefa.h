@@ -133,6 +133,8 @@ struct sefa_cq {
 	pthread_mutex_t lock;
 	struct sefa_cqe *ring;
 	uint32_t cap, head, count;
+	/* count, published for an empty poll to see without the lock */
+	_Atomic uint32_t nready;
 	struct sefa_cqe cur; /* the entry the extended poll API is reading */
 	bool armed;
 	uint64_t efa_wc_flags;
