@@ -15,7 +15,9 @@ void srd_config_default(struct srd_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->mss = 1400;
 	cfg->npaths = 1;
-	cfg->window = 4096;
+	/* Packets in flight per peer: several bandwidth-delay products of a 100G fabric
+	 * even at MTU 1500, and 88 bytes of ring each for every peer we send to. */
+	cfg->window = 1024;
 	cfg->rto_min_ns = 1000000ull;         /* 1 ms: above scheduling noise on a busy host */
 	cfg->rto_max_ns = 200000000ull;       /* 200 ms */
 	cfg->rto_init_ns = 5000000ull;        /* 5 ms until a sample */
@@ -139,7 +141,7 @@ struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
 	p->heap_idx = UINT32_MAX;
 	list_init(&p->ready);
 	srd_tx_init(p);
-	if (!p->tx.ring || !p->tx.paths || srd_rx_init(p)) {
+	if (!p->tx.paths || srd_rx_init(p)) {
 		peer_free(p);
 		return NULL;
 	}
@@ -363,8 +365,11 @@ static void msg_segment(const struct srd_ep *ep, struct srd_msg *m)
 struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
                          void *cookie, uint64_t now)
 {
-	struct srd_msg *m = srd_pool_get(&ep->msg_pool);
+	struct srd_msg *m;
 
+	if (!srd_tx_ring(peer))
+		return NULL;
+	m = srd_pool_get(&ep->msg_pool);
 	if (!m)
 		return NULL;
 	m->peer = peer;

@@ -28,19 +28,31 @@ static bool psn_live(const struct srd_tx *tx, uint32_t psn)
 	return psn_le(tx->una, psn) && psn_lt(psn, tx->next_psn);
 }
 
+bool srd_tx_ring(struct srd_peer *p)
+{
+	struct srd_tx *tx = &p->tx;
+
+	/* Made on the first send: a peer that only sends to us costs no ring. */
+	if (tx->ring)
+		return true;
+	tx->ring = calloc(p->ep->cfg.window, sizeof(*tx->ring));
+	if (!tx->ring)
+		return false;
+	for (uint32_t i = 0; i < p->ep->cfg.window; i++) {
+		list_init(&tx->ring[i].q);
+		list_init(&tx->ring[i].pathq);
+	}
+	return true;
+}
+
 void srd_tx_init(struct srd_peer *p)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_tx *tx = &p->tx;
 
-	tx->ring = calloc(ep->cfg.window, sizeof(*tx->ring));
 	tx->paths = calloc(ep->cfg.npaths, sizeof(*tx->paths));
-	if (!tx->ring || !tx->paths)
+	if (!tx->paths)
 		return;
-	for (uint32_t i = 0; i < ep->cfg.window; i++) {
-		list_init(&tx->ring[i].q);
-		list_init(&tx->ring[i].pathq);
-	}
 	list_init(&tx->sendq);
 	list_init(&tx->readq);
 	list_init(&tx->inflight_list);

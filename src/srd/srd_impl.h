@@ -252,6 +252,8 @@ struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t 
 void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                       uint64_t now);
 void srd_tx_init(struct srd_peer *p);
+/* The peer's packet ring, made on first use; false when out of memory. */
+bool srd_tx_ring(struct srd_peer *p);
 void srd_tx_free(struct srd_peer *p);
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now);
 bool srd_tx_has_work(const struct srd_peer *p, uint64_t now);
