@@ -4,7 +4,9 @@
 # each measured REPS times (median): raw UDP (udpfloor, ours: the floor), kernel TCP
 # (sockperf, iperf3), libfabric fi_pingpong over udp;ofi_rxd and tcp;ofi_rxm, UCX
 # ucx_perftest over tcp, and softefa through perftest and rr. Writes bench/out/perf/
-# results.jsonl, then docs/performance.md and its plots.
+# results.jsonl, then docs/performance.md and its plots. Also blocking latency (both
+# sides asleep in the kernel: udpfloor --blocking, perftest -e), the cost per message in
+# instructions (callgrind, cost.md) and, if bench/scale.sh is there, its scale.md.
 #   bench/perf.sh [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,6 +16,8 @@ SOFTEFA=$build/bin/softefa
 out=$root/bench/out/perf
 REPS=${REPS:-3}
 SIZES=${SIZES:-"64 1024 4096 8192"}
+# perftest caps UD messages at the port MTU (4096), and refuses -e on SRD.
+BLOCKING_SIZES=${BLOCKING_SIZES:-"64 4096"}
 mkdir -p "$out"
 : >"$out/results.jsonl"
 port=20000
@@ -33,6 +37,14 @@ record() { # TOOL METRIC SIZE VALUE
 	echo "  $1 $2 $3: $4" >&2
 }
 
+# Every pair runs its server on CPU 0 and its client on CPU 1, as two hosts would: left
+# to the scheduler, two busy-polling sides (or a side and a benchmark's helper thread)
+# share a CPU now and then, and medians jump from run to run. Every tool is pinned alike.
+pin0=() pin1=()
+if [ "$(nproc)" -gt 1 ] && command -v taskset >/dev/null; then
+	pin0=(taskset -c 0) pin1=(taskset -c 1)
+fi
+
 # pair PROTO PORT SERVER_CMD :: CLIENT_CMD: prints the client's output.
 pair() {
 	local proto=$1 p=$2
@@ -43,10 +55,10 @@ pair() {
 		shift
 	done
 	shift
-	timeout 120 "${srv[@]}" >"$out/server.log" 2>&1 &
+	timeout 120 "${pin0[@]}" "${srv[@]}" >"$out/server.log" 2>&1 &
 	local spid=$!
 	wait_port "$proto" "$p" || echo "server on $p never listened" >&2
-	timeout 120 "$@" 2>&1
+	timeout 120 "${pin1[@]}" "$@" 2>&1
 	kill $spid 2>/dev/null
 	wait $spid 2>/dev/null
 }
@@ -88,11 +100,28 @@ lat_softefa() {
 		awk '$1 == "'"$1"'" {print $5}' | tail -1
 }
 
+# Blocking latency: each side sleeps in the kernel until its message comes (pair pins
+# the two sides to their own CPUs, see there).
+lat_udp_blocking() { # SIZE
+	pair u $port "$build/bin/udpfloor" pong --port $port --blocking :: \
+		"$build/bin/udpfloor" ping --port $port --size "$1" --count 20000 --blocking |
+		sed -n 's/.*one-way p50 \([0-9.]*\).*/\1/p'
+}
+# perftest's event mode (-e: ibv_req_notify_cq, then sleep in ibv_get_cq_event) on a
+# UD QP: perftest refuses -e with SRD ("SRD does not support events", its own rule).
+# Same engine, completion channel and progress thread as SRD.
+lat_softefa_events() { # SIZE
+	pair t $port "$SOFTEFA" run -- ib_send_lat -d efa_0 -c UD -x 0 -p $port -s "$1" \
+		-n 5000 -e :: \
+		"$SOFTEFA" run -- ib_send_lat -d efa_0 -c UD -x 0 -p $port -s "$1" -n 5000 -e \
+		127.0.0.1 | awk '$1 == "'"$1"'" {print $5}' | tail -1
+}
+
 bw_udp() { # SIZE -> Gbit/s
-	timeout 60 "$build/bin/udpfloor" sink --port $port >"$out/sink.log" 2>&1 &
+	timeout 60 "${pin0[@]}" "$build/bin/udpfloor" sink --port $port >"$out/sink.log" 2>&1 &
 	local spid=$!
 	wait_port u $port
-	timeout 60 "$build/bin/udpfloor" source --port $port --size "$1" --duration-ms 3000
+	timeout 60 "${pin1[@]}" "$build/bin/udpfloor" source --port $port --size "$1" --duration-ms 3000
 	wait $spid
 	sed -n 's/.*received \([0-9.]*\) Gbit.*/\1/p' "$out/sink.log"
 }
@@ -125,6 +154,10 @@ for ((r = 1; r <= REPS; r++)); do
 		run "tcp;ofi_rxm" lat "$s" lat_fi "tcp;ofi_rxm" "$s"
 		run ucx_tcp lat "$s" lat_ucx "$s"
 		run softefa lat "$s" lat_softefa "$s"
+	done
+	for s in $BLOCKING_SIZES; do
+		run raw_udp lat_blocking "$s" lat_udp_blocking "$s"
+		run softefa lat_blocking "$s" lat_softefa_events "$s"
 	done
 	for s in 8192 65507; do
 		run raw_udp bw "$s" bw_udp "$s"
@@ -193,6 +226,73 @@ profile() {
 if command -v perf >/dev/null; then
 	echo "perf: profile" >&2
 	profile
+fi
+
+# Cost per message in instructions (perf has no hardware counters in a VM: callgrind
+# counts them instead). A 64 B ping-pong, one side under a tool, the other native, for
+# COST_N1 and COST_N2 round trips: the difference is the cost of N2 - N1 round trips.
+# Each configuration also runs under strace -c -f: system calls per round trip.
+COST_N1=${COST_N1:-2000}
+COST_N2=${COST_N2:-10000}
+# cost_run TOOL(softefa|udp) ROLE(client|server) N WRAPPER...: ROLE's side under WRAPPER.
+cost_run() {
+	local tool=$1 role=$2 n=$3 p proto=t
+	shift 3
+	local ws=() wc=() s c
+	if [ "$role" = server ]; then ws=("$@"); else wc=("$@"); fi
+	next_port
+	p=$port
+	if [ "$tool" = softefa ]; then
+		# Slowed down fifty-fold, a side must not look lost to its peer.
+		local slow=(env SOFTEFA_RTO_MIN_US=200000 SOFTEFA_TIMEOUT_MS=60000 "$SOFTEFA" run --)
+		local lat=(ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -s 64 -n "$n")
+		s=("${slow[@]}" "${ws[@]}" "${lat[@]}")
+		c=("${slow[@]}" "${wc[@]}" "${lat[@]}" 127.0.0.1)
+	else
+		proto=u
+		# Blocking: the floor's own loop does not spin, so every instruction is the
+		# message's.
+		s=("${ws[@]}" "$build/bin/udpfloor" pong --port "$p" --blocking)
+		c=("${wc[@]}" "$build/bin/udpfloor" ping --port "$p" --size 64 --count "$n" --blocking)
+	fi
+	# The side under the tool on CPU 1, its native peer on CPU 0: the slowed side must
+	# not take the CPU its peer answers from (a late answer is spinning counted).
+	local ps=("${pin0[@]}") pc=("${pin1[@]}")
+	if [ "$role" = server ]; then ps=("${pin1[@]}") pc=("${pin0[@]}"); fi
+	timeout 300 "${ps[@]}" "${s[@]}" >"$out/cost/$tool.$role.$n.server.log" 2>&1 &
+	local spid=$!
+	wait_port $proto $p || echo "cost: server on $p never listened" >&2
+	timeout 300 "${pc[@]}" "${c[@]}" >"$out/cost/$tool.$role.$n.client.log" 2>&1 ||
+		echo "cost: $tool $role $n failed (see $out/cost)" >&2
+	wait $spid
+}
+cost() {
+	rm -rf "$out/cost"
+	mkdir -p "$out/cost"
+	local tool role n
+	for tool in softefa udp; do
+		for role in client server; do
+			for n in $COST_N1 $COST_N2; do
+				cost_run $tool $role "$n" valgrind -q --tool=callgrind --separate-threads=yes \
+					--callgrind-out-file="$out/cost/cg.$tool.$role.$n.%p"
+				cost_run $tool $role "$n" strace -f -c -o "$out/cost/st.$tool.$role.$n"
+			done
+		done
+	done
+	/usr/bin/python3 "$here/cost_report.py" "$out/cost" "$COST_N1" "$COST_N2" "$build/lib" \
+		"$root" >"$out/cost.md" || rm -f "$out/cost.md"
+}
+rm -f "$out/cost.md"
+if command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null &&
+	command -v strace >/dev/null; then
+	echo "perf: cost per message (callgrind)" >&2
+	cost
+fi
+
+# Scaling (bench/scale.sh, written separately): scale.md, included by the report.
+if [ -x "$here/scale.sh" ]; then
+	echo "perf: scale" >&2
+	"$here/scale.sh" "$build"
 fi
 
 /usr/bin/python3 "$here/perf_report.py" "$out" "$root/docs"

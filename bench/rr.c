@@ -31,24 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#define BENCH_TOOL "rr"
+#include "bench_util.h"
+
 #define QKEY     0x11111111u
 #define MAX_SIZE 8928u
 #define NRECV    64u
 #define REGION   (16u << 20) /* the RDMA region each side registers */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "rr: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 /* ---- out of band: a TCP connection ---------------------------------------------- */
 
@@ -79,25 +68,6 @@ static int tcp_connect(const char *host, uint16_t port)
 		die("connect");
 	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return c;
-}
-
-/* Moves exactly len bytes (blocking); busy-polls when spin is set. */
-static int xfer(int fd, void *p, size_t len, int out, int spin)
-{
-	uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = out ? send(fd, b, len, MSG_NOSIGNAL)
-		                : recv(fd, b, len, spin ? MSG_DONTWAIT : 0);
-
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n <= 0)
-			return -1;
-		b += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 /* ---- SRD ------------------------------------------------------------------------ */

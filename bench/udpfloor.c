@@ -2,8 +2,8 @@
 /*
  * udpfloor: the floor softefa is measured against - raw UDP on this machine.
  *
- *   udpfloor pong --port P                  echo every datagram back (busy-poll)
- *   udpfloor ping --port P --host H --size B [--count N]
+ *   udpfloor pong --port P [--blocking]     echo every datagram back
+ *   udpfloor ping --port P --host H --size B [--count N] [--blocking]
  *       one datagram out, one back, N times; prints the one-way latency (RTT / 2)
  *       median and p99 in us
  *   udpfloor sink --port P                  count what arrives until the source's end
@@ -11,7 +11,10 @@
  *       send datagrams of B bytes with sendmmsg for T ms, then an end mark; the sink
  *       prints the received rate in Gbit/s
  *
- * Both sides busy-poll non-blocking sockets, as softefa's data path does.
+ * Both sides busy-poll non-blocking sockets, as softefa's data path does. With
+ * --blocking, ping and pong instead sleep in recv() on blocking sockets: the floor for
+ * an application that waits for its completions (a completion channel) instead of
+ * polling for them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,33 +24,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#define BENCH_TOOL "udpfloor"
+#include "bench_util.h"
 
 #define MAXB  65507
 #define BATCH 32
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "udpfloor: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
+/* Set by --blocking: sockets sleep in recv() instead of returning EAGAIN. */
+static int blocking;
 
 static int udp_socket(uint16_t bind_port)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(bind_port)};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), big = 8 << 20;
+	int fd = socket(AF_INET, SOCK_DGRAM | (blocking ? 0 : SOCK_NONBLOCK), 0), big = 8 << 20;
+	struct timeval give_up = {.tv_sec = 1};
 
 	if (fd < 0)
 		die("socket");
+	/* A blocking pinger still gives up on a lost datagram after a second. */
+	if (blocking && !bind_port)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &give_up, sizeof(give_up));
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
 	if (bind_port && bind(fd, (struct sockaddr *)&a, sizeof(a)))
@@ -105,8 +105,8 @@ static int ping(const struct sockaddr_in *to, uint32_t size, uint64_t count)
 	buf[0] = 'Q';
 	sendto(fd, buf, 1, 0, (const struct sockaddr *)to, sizeof(*to));
 	qsort(rtt, count, sizeof(*rtt), cmp_u64);
-	printf("udp ping size %u one-way p50 %.3f p99 %.3f us\n", size,
-	       (double)rtt[count / 2] / 2e3, (double)rtt[count * 99 / 100] / 2e3);
+	printf("udp ping%s size %u one-way p50 %.3f p99 %.3f us\n", blocking ? " blocking" : "",
+	       size, (double)rtt[count / 2] / 2e3, (double)rtt[count * 99 / 100] / 2e3);
 	free(rtt);
 	return 0;
 }
@@ -181,8 +181,13 @@ int main(int argc, char **argv)
 	uint16_t port = 0;
 	const char *host = "127.0.0.1";
 
-	for (int i = 2; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--port"))
+	for (int i = 2; i < argc; i += 2) {
+		if (!strcmp(argv[i], "--blocking")) {
+			blocking = 1;
+			i--; /* a flag: no value follows */
+		} else if (i + 1 == argc)
+			goto usage;
+		else if (!strcmp(argv[i], "--port"))
 			port = (uint16_t)atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--host"))
 			host = argv[i + 1];
@@ -208,8 +213,9 @@ int main(int argc, char **argv)
 		return source(&to, size, duration);
 usage:
 	fprintf(stderr,
-	        "usage: udpfloor pong|sink --port P\n"
-	        "       udpfloor ping --port P [--host H] [--size B] [--count N]\n"
+	        "usage: udpfloor pong --port P [--blocking]\n"
+	        "       udpfloor sink --port P\n"
+	        "       udpfloor ping --port P [--host H] [--size B] [--count N] [--blocking]\n"
 	        "       udpfloor source --port P [--host H] [--size B] [--duration-ms T]\n");
 	return 2;
 }

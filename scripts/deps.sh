@@ -15,7 +15,7 @@ case "${1:-build}" in
 build) want=("${build_pkgs[@]}") ;;
 demo) want=("${build_pkgs[@]}" ibverbs-utils perftest) ;; # what the README's "Use" runs
 test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" python3-matplotlib sockperf iperf3 ucx-utils) ;;
+bench) want=("${build_pkgs[@]}" "${test_pkgs[@]}" python3-matplotlib sockperf iperf3 ucx-utils valgrind strace linux-perf) ;;
 *)
 	echo "usage: $0 build|demo|test|bench" >&2
 	exit 2
