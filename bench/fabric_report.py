@@ -241,8 +241,8 @@ def main():
         "Every host moves the same 8 MiB, so the events grow in proportion to the hosts "
         f"({lo['events']:,} at {lo['hosts']} hosts, {hi['events']:,} at {hi['hosts']}). "
         f"The rate falls from {rate[0]:.1f} to {rate[1]:.1f} million events per second "
-        "on one core as the state outgrows the caches: each SRD peer keeps a ring of its "
-        "whole window (4096 packets), and the event queue is a binary heap (log n per "
+        "on one core as the state outgrows the caches: each SRD peer it sends to keeps a "
+        "ring of its whole window (1024 packets), and the event queue is a binary heap (log n per "
         "event). Routing tables are rebuilt only when a link changes. So the cost is "
         "about linear in the traffic simulated, with a memory-bound constant.\n")
     w.append("![scale](fabric/scale.png)\n")
