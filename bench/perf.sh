@@ -171,6 +171,25 @@ for ((r = 1; r <= REPS; r++)); do
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
 done
 
+# An idle engine: rr's server opens the device, makes its QP and sleeps in accept();
+# its CPU time (every thread, the progress thread included) over 3 s, in ms per second.
+idle_cpu() {
+	local p pid t0 t1
+	next_port
+	p=$port
+	timeout 30 "$SOFTEFA" run -- "$build/bin/rr" server --srd --port $p >/dev/null 2>&1 &
+	wait_port t $p || return
+	pid=$(pgrep -n -f "rr server --srd --port $p")
+	sleep 1 # let start-up settle before counting
+	t0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	sleep 3
+	t1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	pkill -f "rr server --srd --port $p"
+	wait
+	awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f\n", d * 1000 / hz / 3}'
+}
+run softefa idle_cpu 0 idle_cpu
+
 # Where softefa's time goes: CPU time per message on each side (perf stat task-clock:
 # hardware counters are not available in every VM) and the hottest functions (perf
 # record) of an 8 KiB SRD send stream.
