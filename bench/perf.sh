@@ -237,8 +237,9 @@ profile() {
 			grep -E '^ +[0-9]' | head -15
 		echo '```'
 		echo
-		echo "The clock reads (the vDSO entries) are the busy-poll loops spinning while the"
-		echo "window is full, not work per message; the rest is the kernel's UDP send path."
+		echo "The vDSO entries are clock reads in busy-poll loops spinning while the window"
+		echo "is full (perftest's gettimeofday, and one clock_gettime per poll of ours), not"
+		echo "work per message; the rest is the kernel's UDP send path."
 		echo
 	} >"$out/profile.md"
 }
