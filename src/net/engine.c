@@ -7,7 +7,6 @@
 #include <linux/udp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
@@ -319,10 +318,7 @@ unsigned net_engine_rx(struct net_engine *e, uint64_t now)
 	atomic_store_explicit(&e->last_rx_ns, now, memory_order_relaxed);
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
-		/* Straight to the kernel: libc's wrapper is a cancellation point, and its
-		 * bookkeeping costs more than the call itself on an empty socket. */
-		int n = (int)syscall(SYS_recvmmsg, e->fds[0], e->rx_msgs, e->rx_vlen, MSG_DONTWAIT,
-		                     NULL);
+		int n = net_recvmmsg(e->fds[0], e->rx_msgs, e->rx_vlen, MSG_DONTWAIT);
 
 		/*
 		 * After finding the socket empty, ask for one datagram: recvmmsg tries for a
@@ -351,6 +347,8 @@ unsigned net_engine_rx(struct net_engine *e, uint64_t now)
 			e->rx_msgs[i].msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
 		}
 		total += (unsigned)n;
+		/* A lone datagram after an empty poll goes straight back to the caller (a
+		 * ping-pong's next call would find nothing); the next poll asks for a batch. */
 		if (n < NET_RX_BATCH)
 			break;
 	}
@@ -379,8 +377,10 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 
 	net_engine_lock(e);
 	busy = net_engine_rx(e, now) != 0;
-	if (busy)
+	if (busy) {
 		e->stats->c.inline_rx_batches++;
+		now = e->rx_now; /* read after the lock was taken and the datagrams came */
+	}
 	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed)) {
 		net_engine_pump(e); /* the application is back: held sends leave now */
 		busy = true;

@@ -166,8 +166,9 @@ void net_engine_pump(struct net_engine *e);
 void net_engine_defer_tx(struct net_engine *e);
 
 /*
- * New SRD sends were queued (locked): they leave now, or, while the pipeline is deep
- * (acks for NET_TX_DEEP packets are on their way), with the next ack, poll or batch.
+ * New SRD sends were queued (locked): they leave now, or, when each went to a peer
+ * with a deep pipeline (acks for NET_TX_DEEP packets on their way from it), with the
+ * next ack, poll or batch.
  */
 void net_engine_kick_tx(struct net_engine *e);
 

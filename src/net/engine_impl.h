@@ -100,6 +100,7 @@ struct net_engine {
 	/* SRD sends held back to leave in one burst (processing hint), and until when. */
 	_Atomic bool tx_deferred;
 	uint32_t deferred_wrs;
+	bool tx_shallow; /* a send since the last pump went to a peer with few in flight */
 	uint64_t defer_until;
 
 	/* Fault injection for tests (SOFTEFA_FAULT_*), percent per datagram. */
@@ -120,6 +121,21 @@ struct net_engine {
 uint32_t net_max_datagram(const struct sefa_config *cfg);
 int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg);
 void net_sock_close_all(struct net_engine *e);
+
+/*
+ * sendmmsg/recvmmsg straight to the kernel: libc's wrappers are cancellation points
+ * whose bookkeeping costs more than an empty receive. Sanitizer builds keep the
+ * wrappers, which ASan checks buffers in and TSan takes synchronisation from.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define net_recvmmsg(fd, m, n, fl) recvmmsg(fd, m, n, fl, NULL)
+#define net_sendmmsg(fd, m, n, fl) sendmmsg(fd, m, n, fl)
+#else
+#include <sys/syscall.h>
+#include <unistd.h>
+#define net_recvmmsg(fd, m, n, fl) ((int)syscall(SYS_recvmmsg, fd, m, n, fl, NULL))
+#define net_sendmmsg(fd, m, n, fl) ((int)syscall(SYS_sendmmsg, fd, m, n, fl))
+#endif
 
 /* tx.c: probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(struct net_engine *e, bool enable);

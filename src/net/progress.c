@@ -135,6 +135,10 @@ void net_engine_want_progress(struct net_engine *e)
 	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. */
 	e->park_backoff_ns = NET_PARK_MIN_NS;
 	rx_arm(e);
+	/* The caller is about to sleep: sends held for a batch leave now rather than
+	 * wait for a parked progress thread to look again. */
+	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed))
+		net_engine_pump(e);
 }
 
 int net_progress_start(struct net_engine *e)

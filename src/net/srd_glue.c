@@ -160,6 +160,9 @@ void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const str
 		if (!peer->srd)
 			return NULL;
 	}
+	/* Only that peer's own acks will release a send held behind its pipeline. */
+	if (srd_peer_inflight(peer->srd) < NET_TX_DEEP)
+		e->tx_shallow = true;
 	return srd_send(e->srd, peer->srd, d, tag, sefa_now_ns());
 }
 
@@ -219,12 +222,12 @@ void net_engine_defer_tx(struct net_engine *e)
 void net_engine_kick_tx(struct net_engine *e)
 {
 	/*
-	 * A lone send leaves at once: that is the latency path. Behind a deep pipeline a
-	 * new packet cannot overtake what is already queued, and an ack (or the caller's
-	 * next poll) comes within a round trip, so waiting for it costs nothing and lets
-	 * the burst leave in one sendmmsg, folded by GSO.
+	 * A lone send leaves at once: that is the latency path. When every send since the
+	 * last pump went to a peer with a deep pipeline, an ack from that peer (or the
+	 * caller's next poll) comes within a round trip, so waiting for it costs nothing
+	 * and lets the burst leave in one sendmmsg, folded by GSO.
 	 */
-	if (srd_ep_inflight(e->srd) >= NET_TX_DEEP)
+	if (!e->tx_shallow)
 		net_engine_defer_tx(e);
 	else
 		net_engine_pump(e);
@@ -236,6 +239,7 @@ void net_engine_pump(struct net_engine *e)
 	struct srd_pkt_out out;
 
 	e->deferred_wrs = 0;
+	e->tx_shallow = false;
 	e->defer_until = 0;
 	atomic_store_explicit(&e->tx_deferred, false, memory_order_relaxed);
 

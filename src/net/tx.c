@@ -8,8 +8,6 @@
 #include "engine_impl.h"
 
 #include <errno.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <linux/udp.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -204,7 +202,7 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 	unsigned nout = gso_fold(e, msgs, cnt, out, units), i = 0;
 
 	while (i < nout) {
-		int n = (int)syscall(SYS_sendmmsg, e->fds[path], out + i, nout - i, 0); /* as rx */
+		int n = net_sendmmsg(e->fds[path], out + i, nout - i, 0);
 
 		c->tx_syscalls++;
 		if (n <= 0) {

@@ -19,7 +19,8 @@ static bool can_decrease(const struct srd_peer *p, uint64_t now)
 {
 	uint64_t rtt = p->tx.srtt_ns ? p->tx.srtt_ns : p->ep->cfg.rto_init_ns;
 
-	return now - p->tx.last_decrease_ns >= rtt;
+	/* A caller's clock reading may predate the last cut: that is within an RTT. */
+	return now >= p->tx.last_decrease_ns && now - p->tx.last_decrease_ns >= rtt;
 }
 
 static void set_cwnd(struct srd_peer *p, uint64_t v)

@@ -75,8 +75,8 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 		ep->epoch = (uint32_t)srd_rand(&ep->rng);
 	while (ep->epoch == 0);
 	list_init(&ep->ready);
-	ep->msg_pool = (struct srd_pool){NULL, 0, 1024, sizeof(struct srd_msg)};
-	ep->rxmsg_pool = (struct srd_pool){NULL, 0, 1024, sizeof(struct srd_rxmsg)};
+	ep->msg_pool = (struct srd_pool){NULL, 0, SRD_POOL_CAP, sizeof(struct srd_msg)};
+	ep->rxmsg_pool = (struct srd_pool){NULL, 0, SRD_POOL_CAP, sizeof(struct srd_rxmsg)};
 	return ep;
 }
 
@@ -454,4 +454,9 @@ void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 uint32_t srd_ep_inflight(const struct srd_ep *ep)
 {
 	return ep->tx_inflight;
+}
+
+uint32_t srd_peer_inflight(const struct srd_peer *p)
+{
+	return p->tx.inflight;
 }

@@ -228,6 +228,8 @@ const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
  * to leave in one batch with the next ack rather than one system call each.
  */
 uint32_t srd_ep_inflight(const struct srd_ep *ep);
+/* The same for one peer: acks for that many are on their way from it. */
+uint32_t srd_peer_inflight(const struct srd_peer *p);
 
 /* Per-peer observations for tests, tools and benchmarks. */
 struct srd_peer_info {
