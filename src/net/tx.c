@@ -197,9 +197,17 @@ static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cn
 static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
 {
 	struct net_counters *c = &e->stats->c;
-	struct mmsghdr out[NET_TX_BATCH];
+	struct mmsghdr fold[NET_TX_BATCH], *out = msgs;
 	struct tx_unit units[NET_TX_BATCH];
-	unsigned nout = gso_fold(e, msgs, cnt, out, units), i = 0;
+	unsigned nout = 1, i = 0;
+
+	/* A lone datagram (the latency path) goes as it is. */
+	if (cnt > 1) {
+		nout = gso_fold(e, msgs, cnt, fold, units);
+		out = fold;
+	} else {
+		units[0] = (struct tx_unit){0, 1};
+	}
 
 	while (i < nout) {
 		int n = net_sendmmsg(e->fds[path], out + i, nout - i, 0);
@@ -247,6 +255,11 @@ void net_engine_flush(struct net_engine *e)
 
 	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
 		flush_with_faults(e);
+		return;
+	}
+	if (e->ntx == 1) {
+		send_path(e, e->tx_path[0], e->tx_msgs, 1);
+		e->ntx = 0;
 		return;
 	}
 	for (unsigned i = 0; i < e->ntx; i++) {
