@@ -55,7 +55,8 @@
 	X(rdma_writes_rx, "RDMA writes placed into our memory")                                 \
 	X(rdma_reads_rx, "RDMA reads answered from our memory")                                 \
 	X(tx_gso_sends, "runs of datagrams sent as one UDP GSO send")                           \
-	X(rx_gro_batches, "coalesced datagrams received (UDP GRO), split into their segments")
+	X(rx_gro_batches, "coalesced datagrams received (UDP GRO), split into their segments")  \
+	X(rx_direct, "RDMA datagrams received in place, straight into their memory region")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -303,6 +303,10 @@ static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const ui
 		}
 	}
 	if (seg == len) {
+		/* A large RDMA datagram: the next may be received in place (rx_direct.c). */
+		if (len >= NET_DIRECT_MIN && buf[3] == SRD_PKT_DATA &&
+		    (buf[48] == SRD_OP_WRITE || buf[48] == SRD_OP_READ_RESP))
+			e->rx_direct = true;
 		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
 		return;
 	}
@@ -316,6 +320,20 @@ unsigned net_engine_rx(struct net_engine *e, uint64_t now)
 	unsigned total = 0;
 
 	atomic_store_explicit(&e->last_rx_ns, now, memory_order_relaxed);
+	/* While a stream of large RDMA datagrams lasts, each goes straight to its memory. */
+	while (e->rx_direct && total < NET_RX_BATCH) {
+		int r = net_rx_direct(e);
+
+		if (r < 0)
+			goto done; /* nothing waiting */
+		if (r == 0) {
+			e->rx_direct = false; /* something else: the ordinary path */
+			break;
+		}
+		total++;
+	}
+	if (e->rx_direct)
+		goto done; /* a whole batch in place: the caller gets its thread back */
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
 		int n = net_recvmmsg(e->fds[0], e->rx_msgs, e->rx_vlen, MSG_DONTWAIT);
@@ -352,6 +370,7 @@ unsigned net_engine_rx(struct net_engine *e, uint64_t now)
 		if (n < NET_RX_BATCH)
 			break;
 	}
+done:
 	/* Acks for what arrived, and whatever completions let the application send. */
 	if (total)
 		net_engine_pump(e);

@@ -103,6 +103,17 @@ struct net_ep_ops {
 	 */
 	int (*srd_gather)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
 	                  struct iovec *iov, unsigned max);
+	/*
+	 * Receiving in place (optional). srd_direct: where bytes [offset, offset + len) of
+	 * an arriving RDMA write (rx) may land straight from the socket, after every check
+	 * claim and place would make, touching nothing; NULL if any fails. srd_tx_direct:
+	 * the same for bytes answering one of our reads (tag). place and tx_place are then
+	 * called with data already at its destination.
+	 */
+	uint8_t *(*srd_direct)(struct net_ep *ep, const struct net_srd_rx *rx, uint32_t offset,
+	                       uint32_t len);
+	uint8_t *(*srd_tx_direct)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+	                          uint32_t len);
 };
 
 /* A local endpoint: embedded in the QP that owns it. */

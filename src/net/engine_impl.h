@@ -23,6 +23,8 @@
 #define NET_GSO_SEGS  64u
 #define NET_GSO_BYTES 65507u
 #define NET_GSO_IOV   1024u
+/* RDMA payloads this large are received in place once such a stream is seen. */
+#define NET_DIRECT_MIN (16u << 10)
 /* A GRO receive slot holds the largest coalesced datagram. */
 #define NET_GRO_SLOT 65535u
 
@@ -60,6 +62,8 @@ struct net_engine {
 	struct sockaddr_in rx_addr[NET_RX_BATCH];
 	uint64_t rx_now;  /* when the batch being dispatched was read */
 	unsigned rx_vlen; /* datagrams the next recvmmsg asks for */
+	bool rx_direct;   /* the last datagram was a large RDMA one: peek at the next */
+	uint8_t rx_hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
 	union {
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(int))];
@@ -151,6 +155,17 @@ void net_srd_stop(struct net_engine *e);
 bool net_srd_timers(struct net_engine *e, uint64_t now);
 int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
                   const struct sockaddr_in *from);
+/* Where a data packet's payload may be received in place (see srd_rx_direct), or NULL. */
+uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
+                        const struct srd_data_hdr *h);
+/* net_srd_input for a packet received in two pieces. */
+int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len,
+                        const uint8_t *payload, size_t payload_len, const struct sockaddr_in *from);
+
+/* rx_direct.c: receives the next datagram in place if it is a large RDMA one (locked):
+ * 1 when it did, 0 when the next datagram must be read the ordinary way, -1 when the
+ * socket is empty. */
+int net_rx_direct(struct net_engine *e);
 
 /* progress.c: arms the timerfd for the earliest of the SRD timers and parking. */
 void net_timer_sync(struct net_engine *e);

@@ -315,3 +315,40 @@ int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
 
 	return srd_read_pkt(e->srd, e->rx_now, &a, pkt, len);
 }
+
+uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
+                        const struct srd_data_hdr *h)
+{
+	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
+	struct srd_rx_msg m;
+	void *cookie = NULL;
+
+	switch (srd_rx_direct(e->srd, &a, h, &m, &cookie)) {
+	case SRD_DIRECT_WRITE: {
+		struct net_ep *ep = e->eps[h->dst_qpn];
+		struct net_srd_rx rx;
+
+		if (!ep || !ep->ops->srd_direct)
+			return NULL;
+		rx_info(e, &m, &rx);
+		return ep->ops->srd_direct(ep, &rx, h->offset, h->payload_len);
+	}
+	case SRD_DIRECT_ANSWER: {
+		struct net_srd_tag *tag = cookie;
+
+		if (!tag || !tag->ep->ops->srd_tx_direct)
+			return NULL;
+		return tag->ep->ops->srd_tx_direct(tag->ep, tag, h->offset, h->payload_len);
+	}
+	default:
+		return NULL;
+	}
+}
+
+int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len,
+                        const uint8_t *payload, size_t payload_len, const struct sockaddr_in *from)
+{
+	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
+
+	return srd_read_pkt_split(e->srd, e->rx_now, &a, hdr, hdr_len, payload, payload_len);
+}

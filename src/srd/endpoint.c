@@ -117,7 +117,7 @@ static unsigned addr_hash(const struct srd_addr *a)
 	return (h ^ (h >> 16)) % SRD_PEER_HASH;
 }
 
-static struct srd_peer *peer_lookup(struct srd_ep *ep, const struct srd_addr *a)
+struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a)
 {
 	for (struct srd_peer *p = ep->peers[addr_hash(a)]; p; p = p->hnext)
 		if (p->addr.ip == a->ip && p->addr.port == a->port)
@@ -127,7 +127,7 @@ static struct srd_peer *peer_lookup(struct srd_ep *ep, const struct srd_addr *a)
 
 struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
 {
-	struct srd_peer *p = peer_lookup(ep, addr);
+	struct srd_peer *p = srd_peer_find(ep, addr);
 	unsigned h;
 
 	if (p)
@@ -271,6 +271,54 @@ void srd_handle_expiry(struct srd_ep *ep, uint64_t now)
 
 /* ---- input ------------------------------------------------------------------------- */
 
+static void peer_done(struct srd_peer *p, uint64_t now)
+{
+	srd_peer_update_deadline(p, now);
+	if (srd_tx_has_work(p, now) || srd_rx_has_work(p, now))
+		srd_peer_mark_ready(p);
+}
+
+static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
+                     const struct srd_data_hdr *h, const uint8_t *payload)
+{
+	struct srd_addr a = *from;
+	struct srd_peer *p;
+
+	a.port = h->src_port;
+	p = srd_peer_get(ep, &a);
+	if (!p)
+		return -ENOMEM;
+	if (h->flags & SRD_DATA_F_ACK) {
+		struct srd_ack_hdr ack;
+
+		/* The ack riding on the data is processed first, as if it came alone. */
+		memset(&ack, 0, sizeof(ack));
+		ack.src_port = h->src_port;
+		ack.src_epoch = h->src_epoch;
+		ack.dst_epoch = h->dst_epoch;
+		ack.cum = h->ack_cum;
+		ack.echo_psn = h->ack_echo;
+		srd_tx_on_ack(p, &ack, now);
+	}
+	srd_rx_on_data(p, h, payload, now);
+	peer_done(p, now);
+	return 0;
+}
+
+int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
+                       const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
+                       size_t payload_len)
+{
+	struct srd_data_hdr h;
+	int err = srd_data_decode_hdr(hdr, hdr_len, hdr_len + payload_len, &h);
+
+	if (err)
+		return err;
+	if (hdr_len != srd_data_hdr_len(h.opcode))
+		return SRD_WIRE_ERR_FORMAT;
+	return read_data(ep, now, from, &h, payload);
+}
+
 int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
                  size_t len)
 {
@@ -286,23 +334,7 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 		err = srd_data_decode(pkt, len, &h, &payload);
 		if (err)
 			return err;
-		a.port = h.src_port;
-		p = srd_peer_get(ep, &a);
-		if (!p)
-			return -ENOMEM;
-		if (h.flags & SRD_DATA_F_ACK) {
-			struct srd_ack_hdr ack;
-
-			/* The ack riding on the data is processed first, as if it came alone. */
-			memset(&ack, 0, sizeof(ack));
-			ack.src_port = h.src_port;
-			ack.src_epoch = h.src_epoch;
-			ack.dst_epoch = h.dst_epoch;
-			ack.cum = h.ack_cum;
-			ack.echo_psn = h.ack_echo;
-			srd_tx_on_ack(p, &ack, now);
-		}
-		srd_rx_on_data(p, &h, payload, now);
+		return read_data(ep, now, from, &h, payload);
 	} else if (type == SRD_PKT_ACK) {
 		struct srd_ack_hdr h;
 
@@ -311,7 +343,7 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 			return err;
 		a.port = h.src_port;
 		/* An ack names data we sent: a peer we do not know gets nothing from it. */
-		p = peer_lookup(ep, &a);
+		p = srd_peer_find(ep, &a);
 		if (!p)
 			return SRD_WIRE_ERR_FORMAT;
 		ep->stats.ack_rx++;
@@ -319,9 +351,7 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 	} else {
 		return type < 0 ? type : SRD_WIRE_ERR_TYPE;
 	}
-	srd_peer_update_deadline(p, now);
-	if (srd_tx_has_work(p, now) || srd_rx_has_work(p, now))
-		srd_peer_mark_ready(p);
+	peer_done(p, now);
 	return 0;
 }
 

@@ -674,3 +674,44 @@ void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), vo
 		}
 	}
 }
+
+int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct srd_data_hdr *h,
+                  struct srd_rx_msg *info, void **cookie)
+{
+	struct srd_addr a = *from;
+	struct srd_peer *p;
+	struct srd_rx *rx;
+	uint32_t w;
+
+	a.port = h->src_port;
+	p = srd_peer_find(ep, &a);
+	if (!p || !h->payload_len)
+		return SRD_DIRECT_NONE;
+	rx = &p->rx;
+	w = win(p);
+	/* New data of the incarnations both sides know now, in the window, not had yet:
+	 * exactly what srd_rx_on_data goes on to accept. Anything else (a duplicate, a
+	 * straggler of a restarted sender, a hello) takes the ordinary path. */
+	if (h->dst_epoch != ep->epoch || !rx->peer_epoch || h->src_epoch != rx->peer_epoch ||
+	    psn_lt(h->psn, rx->cum) || h->psn - rx->cum >= w || bit_get(rx, h->psn, w))
+		return SRD_DIRECT_NONE;
+	if (h->opcode == SRD_OP_WRITE) {
+		const struct srd_rxmsg *e = rxmsg_find(rx, h->msn);
+
+		if (e && e->status != SRD_OK)
+			return SRD_DIRECT_NONE; /* a message refused already */
+		rx_msg_info(p, h, info);
+		return SRD_DIRECT_WRITE;
+	}
+	if (h->opcode == SRD_OP_READ_RESP && !h->status) {
+		for (struct list_node *l = p->tx.readq.next; l != &p->tx.readq; l = l->next) {
+			const struct srd_msg *m = container_of(l, struct srd_msg, link);
+
+			if (m->msn == h->read_msn && h->msg_len == m->d.len) {
+				*cookie = m->cookie;
+				return SRD_DIRECT_ANSWER;
+			}
+		}
+	}
+	return SRD_DIRECT_NONE;
+}

@@ -249,6 +249,7 @@ struct srd_ep {
 };
 
 /* endpoint.c */
+struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a);
 void srd_peer_mark_ready(struct srd_peer *p);
 void srd_peer_update_deadline(struct srd_peer *p, uint64_t now);
 

@@ -138,16 +138,16 @@ size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 	return SRD_DATA_MAX_HDR;
 }
 
-int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, const uint8_t **payload)
+int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd_data_hdr *h)
 {
-	int type = srd_wire_peek_type(pkt, len);
+	int type = srd_wire_peek_type(pkt, avail);
 	size_t hl;
 
 	if (type < 0)
 		return type;
 	if (type != SRD_PKT_DATA)
 		return SRD_WIRE_ERR_TYPE;
-	if (len < SRD_DATA_HDR_LEN)
+	if (avail < SRD_DATA_HDR_LEN || len < avail)
 		return SRD_WIRE_ERR_SHORT;
 	h->src_port = get16(pkt + 4);
 	h->flags = pkt[6];
@@ -173,7 +173,7 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
 	    h->opcode > SRD_OP_READ_RESP)
 		return SRD_WIRE_ERR_FORMAT;
 	hl = srd_data_hdr_len(h->opcode);
-	if (len < hl)
+	if (avail < hl)
 		return SRD_WIRE_ERR_SHORT;
 	h->rkey = 0;
 	h->raddr = 0;
@@ -197,7 +197,16 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
 	    h->payload_len > h->msg_len - h->offset ||
 	    (h->payload_len == 0 && h->msg_len != 0 && h->opcode != SRD_OP_READ_REQ && !h->status))
 		return SRD_WIRE_ERR_FORMAT;
-	*payload = pkt + hl;
+	return 0;
+}
+
+int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, const uint8_t **payload)
+{
+	int err = srd_data_decode_hdr(pkt, len, len, h);
+
+	if (err)
+		return err;
+	*payload = pkt + srd_data_hdr_len(h->opcode);
 	return 0;
 }
 

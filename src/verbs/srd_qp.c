@@ -318,9 +318,12 @@ static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	return sge_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
 }
 
-/* Bytes answering one of our reads, into its (single) local buffer. */
-static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
-                        const uint8_t *data, uint32_t len)
+/*
+ * Where bytes [offset, offset + len) answering one of our reads go: its single local
+ * buffer, checked again per packet. SRD_OK and *dst, or the failing status.
+ */
+static int answer_dst(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
+                      uint8_t **dst)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
@@ -333,8 +336,28 @@ static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t off
 	part.length = len;
 	if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
 		return EFA_STATUS_LOCAL_INVALID_LKEY;
-	memcpy((void *)(uintptr_t)part.addr, data, len);
+	*dst = (uint8_t *)(uintptr_t)part.addr;
 	return SRD_OK;
+}
+
+static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+                        const uint8_t *data, uint32_t len)
+{
+	uint8_t *dst = NULL;
+	int st = answer_dst(ep, tag, offset, len, &dst);
+
+	if (st == SRD_OK && dst != data) /* not received in place */
+		memcpy(dst, data, len);
+	return st;
+}
+
+/* Where answer bytes may be received in place: srd_tx_place's checks, nothing else. */
+static uint8_t *srd_tx_direct(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+                              uint32_t len)
+{
+	uint8_t *dst = NULL;
+
+	return answer_dst(ep, tag, offset, len, &dst) == SRD_OK ? dst : NULL;
 }
 
 /* ---- receiving ------------------------------------------------------------------------ */
@@ -449,7 +472,8 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 			net_engine_counters(qp->sh->eng)->rx_access_err++;
 			return SRD_REMOTE_BAD_ADDRESS;
 		}
-		memcpy(dst, data, len);
+		if (dst != data) /* not received in place */
+			memcpy(dst, data, len);
 		return SRD_OK;
 	}
 	/* A send: bounds were checked at the claim, offset + len <= c->len <= room; the
@@ -590,6 +614,29 @@ const struct net_ep_ops sefa_answer_ops = {
     .srd_tx_done = answer_done,
 };
 
+/*
+ * Where bytes [offset, offset + len) of an arriving RDMA write may be received in
+ * place, straight from the socket: every check srd_claim and srd_place make for a
+ * write (QP state, qkey, the sender's AH, size, the rkey's region and access for the
+ * whole message, then this packet's range), with no counter or state touched; NULL
+ * sends the packet the ordinary way, where a refusal is counted and answered.
+ */
+static uint8_t *srd_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint32_t offset,
+                           uint32_t len)
+{
+	struct sefa_qp *qp = qp_of(ep);
+	const struct ibv_pd *pd = qp->qpx.qp_base.pd;
+
+	if (rx->m->op != SRD_MSG_WRITE || !ready_to_receive(qp) || rx->m->qkey != qp->qkey ||
+	    net_peer_ahn_for(rx->peer, pd) == NET_AHN_UNKNOWN ||
+	    rx->m->len > qp->ctx->cfg->lim.max_rdma_size ||
+	    !sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr, rx->m->len, pd,
+	                    IBV_ACCESS_REMOTE_WRITE))
+		return NULL;
+	return sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr + offset, len, pd,
+	                      IBV_ACCESS_REMOTE_WRITE);
+}
+
 /* ---- teardown ----------------------------------------------------------------------- */
 
 /*
@@ -642,4 +689,6 @@ const struct net_ep_ops sefa_srd_ep_ops = {
     .srd_tx_place = srd_tx_place,
     .srd_tx_done = srd_tx_done,
     .srd_gather = srd_gather,
+    .srd_direct = srd_direct,
+    .srd_tx_direct = srd_tx_direct,
 };

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receiving large RDMA datagrams in place. An RDMA write or read answer names where
+ * its bytes go; once a stream of them arrives, the engine peeks at the next datagram's
+ * header, asks the SRD core whether it is new data it will take (not a duplicate,
+ * inside the window, from the incarnations both sides know) and the QP where it may
+ * land (the checks claim and place make), and then has the kernel copy the payload
+ * straight into that memory: one copy fewer than through a receive slot. The packet
+ * is then processed as any other, its bytes already in place. A late duplicate can
+ * never overwrite newer data: the core says no to it, and it takes the ordinary path.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <linux/udp.h>
+#include <string.h>
+
+#include "../util/clock.h"
+
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+static bool coalesced(struct msghdr *mh, size_t len)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		int v;
+
+		if (cm->cmsg_level != IPPROTO_UDP || cm->cmsg_type != UDP_GRO)
+			continue;
+		memcpy(&v, CMSG_DATA(cm), sizeof(v));
+		if (v > 0 && (size_t)v < len)
+			return true;
+	}
+	return false;
+}
+
+int net_rx_direct(struct net_engine *e)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} ctrl;
+	struct sockaddr_in from;
+	struct iovec iov[2] = {{e->rx_hdr, sizeof(e->rx_hdr)}, {NULL, 0}};
+	struct msghdr mh = {.msg_name = &from,
+	                    .msg_namelen = sizeof(from),
+	                    .msg_iov = iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = ctrl.buf,
+	                    .msg_controllen = sizeof(ctrl.buf)};
+	struct srd_data_hdr h;
+	size_t hl;
+	uint8_t *dst;
+	ssize_t n, got;
+
+	/* MSG_TRUNC: the datagram's whole length, though only its header is copied. */
+	n = recvmsg(e->fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
+	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx_slot ||
+	    mh.msg_namelen != sizeof(from) || coalesced(&mh, (size_t)n) ||
+	    srd_data_decode_hdr(e->rx_hdr, sizeof(e->rx_hdr), (size_t)n, &h) ||
+	    (h.opcode != SRD_OP_WRITE && h.opcode != SRD_OP_READ_RESP))
+		return 0;
+	hl = srd_data_hdr_len(h.opcode);
+	dst = net_srd_direct(e, &from, &h);
+	if (!dst)
+		return 0;
+	/* The same datagram: nobody else reads this socket, and we hold the engine lock. */
+	iov[0].iov_len = hl;
+	iov[1].iov_base = dst;
+	iov[1].iov_len = h.payload_len;
+	mh.msg_iovlen = 2;
+	mh.msg_namelen = sizeof(from);
+	mh.msg_control = NULL;
+	mh.msg_controllen = 0;
+	got = recvmsg(e->fds[0], &mh, MSG_DONTWAIT);
+	e->rx_now = sefa_now_ns();
+	e->stats->c.rx_pkts++;
+	if (got != n) {
+		/* Cannot happen (the peeked datagram was whole); never process a short one. */
+		e->stats->c.rx_malformed++;
+		return got < 0 ? -1 : 1;
+	}
+	e->stats->c.rx_bytes += (uint64_t)got;
+	e->stats->c.rx_direct++;
+	net_srd_input_split(e, e->rx_hdr, hl, dst, h.payload_len, &from);
+	return 1;
+}
