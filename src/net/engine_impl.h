@@ -134,11 +134,13 @@ void net_sock_close_all(struct net_engine *e);
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define net_recvmmsg(fd, m, n, fl) recvmmsg(fd, m, n, fl, NULL)
 #define net_sendmmsg(fd, m, n, fl) sendmmsg(fd, m, n, fl)
+#define net_recvmsg(fd, m, fl)     recvmsg(fd, m, fl)
 #else
 #include <sys/syscall.h>
 #include <unistd.h>
 #define net_recvmmsg(fd, m, n, fl) ((int)syscall(SYS_recvmmsg, fd, m, n, fl, NULL))
 #define net_sendmmsg(fd, m, n, fl) ((int)syscall(SYS_sendmmsg, fd, m, n, fl))
+#define net_recvmsg(fd, m, fl)     ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
 #endif
 
 /* tx.c: probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */

@@ -49,13 +49,15 @@ int net_rx_direct(struct net_engine *e)
 	                    .msg_iovlen = 1,
 	                    .msg_control = ctrl.buf,
 	                    .msg_controllen = sizeof(ctrl.buf)};
+	uint8_t peeked[SRD_DATA_MAX_HDR];
+	struct sockaddr_in peeked_from;
 	struct srd_data_hdr h;
 	size_t hl;
 	uint8_t *dst;
 	ssize_t n, got;
 
 	/* MSG_TRUNC: the datagram's whole length, though only its header is copied. */
-	n = recvmsg(e->fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+	n = net_recvmsg(e->fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
 	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx_slot ||
@@ -67,7 +69,10 @@ int net_rx_direct(struct net_engine *e)
 	dst = net_srd_direct(e, &from, &h);
 	if (!dst)
 		return 0;
-	/* The same datagram: nobody else reads this socket, and we hold the engine lock. */
+	/* The same datagram: nobody else reads this socket, and we hold the engine lock.
+	 * (A forked child reading its parent's sockets would break that: checked below.) */
+	memcpy(peeked, e->rx_hdr, hl);
+	peeked_from = from;
 	iov[0].iov_len = hl;
 	iov[1].iov_base = dst;
 	iov[1].iov_len = h.payload_len;
@@ -75,16 +80,22 @@ int net_rx_direct(struct net_engine *e)
 	mh.msg_namelen = sizeof(from);
 	mh.msg_control = NULL;
 	mh.msg_controllen = 0;
-	got = recvmsg(e->fds[0], &mh, MSG_DONTWAIT);
+	got = net_recvmsg(e->fds[0], &mh, MSG_DONTWAIT);
+	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -1;
 	e->rx_now = sefa_now_ns();
 	e->stats->c.rx_pkts++;
-	if (got != n) {
-		/* Cannot happen (the peeked datagram was whole); never process a short one. */
+	if (got != n || memcmp(peeked, e->rx_hdr, hl) ||
+	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
+	    from.sin_port != peeked_from.sin_port) {
+		/* Not the datagram peeked at (cannot happen but for another reader of the
+		 * socket): never process it. */
 		e->stats->c.rx_malformed++;
-		return got < 0 ? -1 : 1;
+		return 1;
 	}
 	e->stats->c.rx_bytes += (uint64_t)got;
 	e->stats->c.rx_direct++;
-	net_srd_input_split(e, e->rx_hdr, hl, dst, h.payload_len, &from);
+	if (net_srd_input_split(e, e->rx_hdr, hl, dst, h.payload_len, &from))
+		e->stats->c.rx_malformed++;
 	return 1;
 }

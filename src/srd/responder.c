@@ -698,9 +698,17 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
 	if (h->opcode == SRD_OP_WRITE) {
 		const struct srd_rxmsg *e = rxmsg_find(rx, h->msn);
 
-		if (e && e->status != SRD_OK)
-			return SRD_DIRECT_NONE; /* a message refused already */
-		rx_msg_info(p, h, info);
+		if (!e) {
+			rx_msg_info(p, h, info);
+			return SRD_DIRECT_WRITE;
+		}
+		/* A message under way: its bytes go where its claim says, and a packet that
+		 * names anything else (a misbehaving sender) takes the ordinary path. */
+		if (e->status != SRD_OK || e->info.rkey != h->rkey || e->info.raddr != h->raddr ||
+		    e->info.len != h->msg_len || e->info.dst_qpn != h->dst_qpn ||
+		    e->info.qkey != h->qkey)
+			return SRD_DIRECT_NONE;
+		*info = e->info;
 		return SRD_DIRECT_WRITE;
 	}
 	if (h->opcode == SRD_OP_READ_RESP && !h->status) {

@@ -183,7 +183,6 @@ void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), vo
 /* Makes every held acknowledgement due now (before the process goes away). */
 void srd_flush_acks(struct srd_ep *ep);
 
-/* Feeds one received datagram. Returns 0, or a negative srd_wire_err when dropped. */
 /*
  * Whether a data packet, known by its header alone, may have its payload placed
  * before it is processed (and where, through the callbacks' own checks): only new data
@@ -195,7 +194,10 @@ enum { SRD_DIRECT_NONE, SRD_DIRECT_WRITE, SRD_DIRECT_ANSWER };
 struct srd_data_hdr;
 int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct srd_data_hdr *h,
                   struct srd_rx_msg *info, void **cookie);
-/* srd_read_pkt for a data packet whose header and payload lie apart. */
+/*
+ * Feeds one received datagram (srd_read_pkt), or a data packet whose header and
+ * payload lie apart (srd_read_pkt_split). 0, or a negative srd_wire_err when dropped.
+ */
 int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
                        const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
                        size_t payload_len);

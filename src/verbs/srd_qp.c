@@ -473,7 +473,7 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 			return SRD_REMOTE_BAD_ADDRESS;
 		}
 		if (dst != data) /* not received in place */
-			memcpy(dst, data, len);
+			memmove(dst, data, len);
 		return SRD_OK;
 	}
 	/* A send: bounds were checked at the claim, offset + len <= c->len <= room; the
