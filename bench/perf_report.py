@@ -198,11 +198,10 @@ def main():
         w.append(f"| {name} | {v:.2f} |" if v is not None else f"| {name} | - |")
         w[-1] += " yes |" if ok else " **no** |"
     w.append("")
-    DIRECT = ("Receiving straight into the region takes the header first (a peek: one more "
-              "system call per datagram) and the SRD core's verdict before any byte lands "
-              "(not a duplicate, inside the window, the sender's current incarnation, rkey "
-              "and bounds), so that no late duplicate can overwrite newer data; that is the "
-              "next step for large RDMA, not done yet.")
+    DIRECT = ("Large RDMA datagrams are received in place (docs/rdma.md): the kernel copies "
+              "their payload straight into the registered region, so each byte is copied "
+              "twice, as TCP's are; what remains is the per-datagram work (a peek at the "
+              "header, the SRD checks, acknowledgements) against TCP's stream.")
     why = {
         "64 B latency <= 1.3x raw UDP":
             "The system calls are the floor's (one `sendmmsg` and one `recvmmsg` per "
@@ -232,15 +231,9 @@ def main():
             "on both sides. Without GSO/GRO (`SOFTEFA_GSO=0`) it reaches about 17 "
             "Gbit/s.",
         "1 MiB RDMA read >= kernel TCP streaming":
-            "Within a few percent of TCP: each byte is copied three times (into the "
-            "sending kernel's buffer, into the engine's receive slot, into the registered "
-            "region) against TCP's two. " + DIRECT,
+            "Within a few percent of TCP. " + DIRECT,
         "1 MiB RDMA write >= kernel TCP streaming":
-            "Within a few percent of TCP: each byte is copied three times (into the "
-            "sending kernel's buffer, into the engine's receive slot, into the registered "
-            "region) against TCP's two, and the receiver is the busier side (perf: 40% "
-            "in the kernel's copy out, 26% in ours into the region). " + DIRECT +
-            " Run to run the two trade places.",
+            "Within a few percent of TCP. " + DIRECT + " Run to run the two trade places.",
         "blocking latency close to raw UDP blocking (<= 1.5x, worst size)":
             "Raw UDP wakes one thread per message: the datagram lands in the socket the "
             "application sleeps on. softefa wakes two: the progress thread, asleep in "
@@ -254,10 +247,7 @@ def main():
             "application thread sleeping on the socket as well as the pipe) would remove "
             "it.",
         "1 MiB bandwidth ahead of UCX tcp":
-            "UCX's large transfers ride kernel TCP, two copies per byte; softefa's take "
-            "three (into the sending kernel's buffer, into the engine's receive slot, "
-            "into the registered region), and the receiver is the busier side (perf: 40% "
-            "in the kernel's copy out, 26% in ours into the region). " + DIRECT +
+            "UCX's large transfers ride kernel TCP with large writes. " + DIRECT +
             " MSG_ZEROCOPY does not help on loopback: the kernel copies for a local "
             "receiver anyway.",
     }
