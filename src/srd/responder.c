@@ -324,8 +324,13 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		return false;
 	}
 	if (status != SRD_OK) {
-		/* A claimed and failed receive must not be claimed again by the next packet. */
-		if (handle && h->payload_len < h->msg_len) {
+		/*
+		 * The message is refused as a whole: its later packets get the same answer
+		 * without a claim, so a receive consumed by the error is not claimed again,
+		 * and a write refused for its access is not taken in part if the condition
+		 * clears meanwhile (an AH or MR created mid-message).
+		 */
+		if (h->payload_len < h->msg_len) {
 			e = rxmsg_add(rx, h, &info);
 			if (e) {
 				e->status = (uint8_t)status;
