@@ -52,7 +52,7 @@ test-tsan:
 bench:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory build
-	@bench/perf.sh $(BUILD)
+	@PERF_DOCS=$(CURDIR)/docs bench/perf.sh $(BUILD)
 
 # The simulated fabric studies: docs/fabric.md and its plots (a few minutes).
 bench-fabric:

@@ -281,6 +281,13 @@ px=$(med peers retx_pct)
 				printf '%s' " and the rate is $v Mmsg/s"
 			done
 		fi
+		lo=$(med peers mmsgs_min 0)
+		hi=$(med peers mmsgs_max 0)
+		if [ -n "$lo" ] && [ -n "$hi" ] && awk -v a="$lo" -v b="$hi" 'BEGIN {exit !(a < b / 3)}'; then
+			printf '%s' ". The runs are bimodal (min-max column): in the slow ones those"
+			printf '%s' " retransmissions take over, several per data packet, and the rate falls"
+			printf '%s' " tenfold"
+		fi
 		echo "."
 		printf '%s' "The memory per peer is almost all SRD's send ring, made at the first send"
 		printf '%s' " to a peer: the 1024-packet window at 88 bytes a packet (a peer that only"

@@ -27,7 +27,7 @@ static int usage(FILE *f)
 	           "       softefa info\n"
 	           "       softefa stats [--json] [--pid PID]\n"
 	           "       softefa demo [--iters N]\n"
-	           "       softefa sim campaign|replay ...\n");
+	           "       softefa sim campaign|replay|fabric ...   (softefa sim: details)\n");
 	return f == stderr ? 2 : 0;
 }
 
