@@ -141,6 +141,14 @@ static void slide(struct srd_peer *p)
 	}
 }
 
+static bool was_peer_epoch(const struct srd_rx *rx, uint32_t epoch)
+{
+	for (unsigned i = 0; i < SRD_PREV_EPOCHS; i++)
+		if (rx->prev_epochs[i] && rx->prev_epochs[i] == epoch)
+			return true;
+	return false;
+}
+
 /* Starts tracking a (new incarnation of a) sender. */
 static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 {
@@ -149,7 +157,9 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	abort_all(p);
 	if (rx->peer_epoch)
 		p->ep->stats.peer_restarts++;
-	rx->prev_epoch = rx->peer_epoch;
+	memmove(rx->prev_epochs + 1, rx->prev_epochs,
+	        sizeof(rx->prev_epochs) - sizeof(rx->prev_epochs[0]));
+	rx->prev_epochs[0] = rx->peer_epoch;
 	rx->peer_epoch = epoch;
 	memset(rx->bitmap, 0, win(p) / 8);
 	rx->cum = horizon;
@@ -418,7 +428,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	if (!rx->peer_epoch) {
 		rx_reset(p, h->src_epoch, h->horizon);
 	} else if (h->src_epoch != rx->peer_epoch) {
-		if (h->src_epoch == rx->prev_epoch) {
+		if (was_peer_epoch(rx, h->src_epoch)) {
 			ep->stats.stale_epoch_rx++;
 			return;
 		}

@@ -152,9 +152,13 @@ struct srd_rx_nak {
 	bool said; /* went out in an ack at least once */
 };
 
+#define SRD_PREV_EPOCHS 4
+
 struct srd_rx {
 	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
-	uint32_t prev_epoch; /* the one before: its stragglers are ignored */
+	/* The incarnations before, newest first: their stragglers are ignored, so a late
+	 * packet of an older one cannot pass for a new incarnation and reset this one. */
+	uint32_t prev_epochs[SRD_PREV_EPOCHS];
 	uint32_t cum;
 	uint32_t top;        /* one past the highest PSN received: no bit is set from here */
 	uint64_t *bitmap;    /* window bits, PSN & (window - 1) */

@@ -299,6 +299,56 @@ static void test_peer_restart(void)
 	h_free(&h);
 }
 
+/* The first data packet node 0 sends lingers in the network for *arg ns. */
+static int linger_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len,
+                         uint32_t path, uint64_t *delay)
+{
+	uint64_t *linger = arg;
+
+	(void)to;
+	(void)path;
+	if (from == 0 && *linger && len > 3 && pkt[3] == SRD_PKT_DATA) {
+		*delay = *linger;
+		*linger = 0;
+	}
+	return 0;
+}
+
+/*
+ * The sender restarts twice; a packet of its first incarnation, long delayed, arrives
+ * while the third talks. It is a straggler: ignored, it must not pass for a new
+ * incarnation and reset the receiver, whose next packets would then look stale.
+ */
+static void test_old_straggler(void)
+{
+	struct srd_config c = base_cfg();
+	uint64_t linger = 100000000ull; /* 100 ms, far beyond the restarts */
+	struct harness h;
+
+	h_init(&h, 2, &c, 12);
+	h.nodes[1].recv_avail = 100;
+	h.filter = linger_filter;
+	h.filter_arg = &linger;
+	h_send(&h, 0, 1, 100, 0, 7); /* incarnation A: its packet lingers, a resend lands */
+	for (int i = 0; i < 2000 && h.msgs[0].status < 0; i++)
+		h_step(&h);
+	CHECK_EQ(h.msgs[0].status, SRD_OK);
+	for (int inc = 1; inc <= 2; inc++) { /* B, then C */
+		srd_ep_del(h.nodes[0].ep);
+		h_node_start(&h, 0, &c, 900 + (uint64_t)inc);
+		h_send(&h, 0, 1, 100, (uint64_t)inc, 7);
+		for (int i = 0; i < 2000 && h.msgs[inc].status < 0; i++)
+			h_step(&h);
+		CHECK_EQ(h.msgs[inc].status, SRD_OK);
+	}
+	CHECK(h_run(&h, 1000000) < 1000000); /* the straggler arrives */
+	h_send(&h, 0, 1, 2500, 3, 7);
+	CHECK(h_run(&h, 1000000) < 1000000);
+	CHECK_EQ(h.msgs[3].status, SRD_OK);
+	CHECK_EQ(srd_ep_stats(h.nodes[1].ep)->peer_restarts, 2);
+	h_free(&h);
+}
+
 static int path_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len, uint32_t path,
                        uint64_t *delay)
 {
@@ -505,6 +555,7 @@ int main(void)
 	test_bad_dest();
 	test_peer_death();
 	test_peer_restart();
+	test_old_straggler();
 	test_path_death();
 	test_congestion();
 	test_low_latency_class();
