@@ -117,12 +117,21 @@ static uint64_t rto_base(const struct srd_peer *p)
 	return rto > c->rto_max_ns ? c->rto_max_ns : rto;
 }
 
-/* Exponential back-off per packet: a packet lost twice waits twice as long. */
+/*
+ * Exponential back-off per packet (a packet lost twice waits twice as long) and per
+ * peer: after a timeout, new packets wait as long too, until a packet sent once is
+ * acknowledged and gives an RTT sample (as TCP keeps its backed-off timer). A peer slow
+ * to answer (its process off the CPU for milliseconds) otherwise times out every new
+ * packet at the floor, its resends slow it further, and no sample ever shows how slow
+ * it is, because resent packets give none.
+ */
 static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
 {
 	uint64_t rto = rto_base(p);
 	unsigned shift = s->tx_count > 1 ? s->tx_count - 1 : 0;
 
+	if (p->tx.rto_backoff > shift)
+		shift = p->tx.rto_backoff;
 	rto <<= shift > 6 ? 6 : shift;
 	return rto > p->ep->cfg.rto_max_ns ? p->ep->cfg.rto_max_ns : rto;
 }
@@ -497,6 +506,7 @@ static void rtt_sample(struct srd_peer *p, uint64_t rtt)
 	}
 	if (!tx->min_rtt_ns || rtt < tx->min_rtt_ns)
 		tx->min_rtt_ns = rtt;
+	tx->rto_backoff = 0; /* a valid sample: the timer is the estimate's again */
 }
 
 static void mark_lost(struct srd_peer *p, struct srd_slot *s)
@@ -685,6 +695,8 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	}
 	if (timed_out) {
 		ep->stats.rto_fired++;
+		if (tx->rto_backoff < 6)
+			tx->rto_backoff++;
 		srd_cc_delay.on_timeout(p, now);
 		for (uint32_t i = 0; i < ep->cfg.npaths; i++)
 			if (timed_out >> i & 1)

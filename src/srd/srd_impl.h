@@ -124,7 +124,8 @@ struct srd_tx {
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	/* RTT and congestion state */
 	uint64_t srtt_ns, rttvar_ns, min_rtt_ns;
-	uint32_t cwnd_x1024; /* congestion window in packets, fixed point */
+	uint32_t rto_backoff; /* timeouts since the last RTT sample: new packets wait longer */
+	uint32_t cwnd_x1024;  /* congestion window in packets, fixed point */
 	uint64_t last_decrease_ns;
 	struct srd_path *paths;
 };
