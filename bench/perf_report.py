@@ -219,7 +219,7 @@ def main():
             "malloc and free per message, two of three clock reads per poll, the CQ lock "
             "on empty polls, libc's cancellation wrappers and recvmmsg's second attempt "
             "after an empty poll (about a tenth of a microsecond, within the run-to-run "
-            "spread of 1.35 to 1.45x); what remains is spread over "
+            "spread of 1.35 to 1.5x here); what remains is spread over "
             "some forty functions of 50 to 300 cycles each. The cost table below counts "
             "them.",
         "8 KiB latency <= 1.3x raw UDP":
