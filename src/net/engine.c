@@ -4,17 +4,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <linux/udp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
 #include "../util/log.h"
-
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
 
 static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct net_engine *engines[SEFA_MAX_DEVICES];
@@ -283,17 +278,13 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	ep->ops->rx_ud(ep, &info, payload, h.payload_len);
 }
 
-/*
- * One received buffer: a datagram, or with GRO several of one sender, all of the
- * segment size the control message names but the last, each dispatched on its own.
- */
-static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const uint8_t *buf,
-                         const struct sockaddr_in *from)
+/* The segment size of a received buffer, from its UDP_GRO control message if any. */
+size_t net_gro_segment(const struct msghdr *mh, size_t len)
 {
-	size_t len = m->msg_len, seg = len;
+	size_t seg = len;
 
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m->msg_hdr); cm;
-	     cm = CMSG_NXTHDR((struct msghdr *)&m->msg_hdr, cm)) {
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
 		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
 			int v;
 
@@ -302,10 +293,23 @@ static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const ui
 				seg = (size_t)v;
 		}
 	}
+	return seg;
+}
+
+/*
+ * One received buffer: a datagram, or with GRO several of one sender, all of the
+ * segment size the control message names but the last, each dispatched on its own.
+ */
+static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const uint8_t *buf,
+                         const struct sockaddr_in *from)
+{
+	size_t len = m->msg_len, seg = net_gro_segment(&m->msg_hdr, len);
+
 	if (seg == len) {
+		int op = srd_data_peek_opcode(buf, len);
+
 		/* A large RDMA datagram: the next may be received in place (rx_direct.c). */
-		if (len >= NET_DIRECT_MIN && buf[3] == SRD_PKT_DATA &&
-		    (buf[48] == SRD_OP_WRITE || buf[48] == SRD_OP_READ_RESP))
+		if (len >= NET_DIRECT_MIN && (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
 			e->rx_direct = true;
 		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
 		return;

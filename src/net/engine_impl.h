@@ -3,10 +3,19 @@
 #ifndef SOFTEFA_NET_ENGINE_IMPL_H
 #define SOFTEFA_NET_ENGINE_IMPL_H
 
+#include <linux/udp.h>
 #include <sys/socket.h>
 
 #include "engine.h"
 #include "../util/config.h"
+
+/* Older headers lack the UDP offload options (kernels 4.18 and 5.0 have them). */
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
 
 #define NET_RX_BATCH   32
 #define NET_TX_BATCH   32
@@ -143,8 +152,11 @@ void net_sock_close_all(struct net_engine *e);
 #define net_recvmsg(fd, m, fl)     ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
 #endif
 
-/* tx.c: probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
+/* sock.c: probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(struct net_engine *e, bool enable);
+
+/* engine.c: the segment size of a received len-byte buffer, len unless GRO coalesced it. */
+size_t net_gro_segment(const struct msghdr *mh, size_t len);
 
 /* progress.c */
 int net_progress_start(struct net_engine *e);

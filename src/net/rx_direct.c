@@ -12,28 +12,9 @@
 #include "engine_impl.h"
 
 #include <errno.h>
-#include <linux/udp.h>
 #include <string.h>
 
 #include "../util/clock.h"
-
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
-
-static bool coalesced(struct msghdr *mh, size_t len)
-{
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		int v;
-
-		if (cm->cmsg_level != IPPROTO_UDP || cm->cmsg_type != UDP_GRO)
-			continue;
-		memcpy(&v, CMSG_DATA(cm), sizeof(v));
-		if (v > 0 && (size_t)v < len)
-			return true;
-	}
-	return false;
-}
 
 int net_rx_direct(struct net_engine *e)
 {
@@ -61,7 +42,7 @@ int net_rx_direct(struct net_engine *e)
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
 	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx_slot ||
-	    mh.msg_namelen != sizeof(from) || coalesced(&mh, (size_t)n) ||
+	    mh.msg_namelen != sizeof(from) || net_gro_segment(&mh, (size_t)n) != (size_t)n ||
 	    srd_data_decode_hdr(e->rx_hdr, sizeof(e->rx_hdr), (size_t)n, &h) ||
 	    (h.opcode != SRD_OP_WRITE && h.opcode != SRD_OP_READ_RESP))
 		return 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* UDP sockets of an engine: binding N consecutive ports, one per path. */
+/* UDP sockets of an engine: binding N consecutive ports, one per path, and their offloads. */
 #include "engine_impl.h"
 
 #include <errno.h>
@@ -147,4 +147,15 @@ void net_sock_close_all(struct net_engine *e)
 			close(e->fds[i]);
 		e->fds[i] = -1;
 	}
+}
+
+void net_offload_setup(struct net_engine *e, bool enable)
+{
+	int one = 1, v = 0;
+	socklen_t len = sizeof(v);
+
+	/* GSO needs nothing set, only a kernel that knows the option (4.18+). */
+	e->gso = enable && getsockopt(e->fds[0], IPPROTO_UDP, UDP_SEGMENT, &v, &len) == 0;
+	/* GRO hands us up to 64 KiB of same-sized datagrams at once: slots must hold that. */
+	e->gro = enable && setsockopt(e->fds[0], IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 }

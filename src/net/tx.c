@@ -8,31 +8,12 @@
 #include "engine_impl.h"
 
 #include <errno.h>
-#include <linux/udp.h>
 #include <netinet/in.h>
 #include <string.h>
 
 #include "../util/log.h"
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
-
 _Static_assert(NET_TX_BATCH <= 64, "flush tracks the batch in a 64-bit mask");
-
-void net_offload_setup(struct net_engine *e, bool enable)
-{
-	int one = 1, v = 0;
-	socklen_t len = sizeof(v);
-
-	/* GSO needs nothing set, only a kernel that knows the option (4.18+). */
-	e->gso = enable && getsockopt(e->fds[0], IPPROTO_UDP, UDP_SEGMENT, &v, &len) == 0;
-	/* GRO hands us up to 64 KiB of same-sized datagrams at once: slots must hold that. */
-	e->gro = enable && setsockopt(e->fds[0], IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
-}
 
 static uint32_t fault_pct(struct net_engine *e)
 {
@@ -255,11 +236,6 @@ void net_engine_flush(struct net_engine *e)
 
 	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
 		flush_with_faults(e);
-		return;
-	}
-	if (e->ntx == 1) {
-		send_path(e, e->tx_path[0], e->tx_msgs, 1);
-		e->ntx = 0;
 		return;
 	}
 	for (unsigned i = 0; i < e->ntx; i++) {

@@ -19,6 +19,7 @@
 
 #include "../srd/wire.h"
 #include "sim_impl.h"
+#include "../util/mix.h"
 
 #define DEFAULT_MAX_EVENTS 50000000ull
 #define MAX_HOPS           64
@@ -306,15 +307,6 @@ void sim_routes_update(struct sim *s)
 	sim_connectivity_update(s);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 /* The next channel from a switch toward the packet's host, or -1 (no route). */
 int sim_route_pick(const struct sim *s, int node, const struct sim_pkt *pk)
 {
@@ -329,8 +321,8 @@ int sim_route_pick(const struct sim *s, int node, const struct sim_pkt *pk)
 	if (cnt <= 0)
 		return -1;
 	key = (uint64_t)pk->src_ip << 32 | pk->dst_ip;
-	key = mix64(key ^ s->nodes[node].salt);
-	key = mix64(key ^ ((uint64_t)pk->sport << 16 | pk->dport) ^ 17u);
+	key = sefa_mix64(key ^ s->nodes[node].salt);
+	key = sefa_mix64(key ^ ((uint64_t)pk->sport << 16 | pk->dport) ^ 17u);
 	return s->route_chan[off + (int)(key % (uint64_t)cnt)];
 }
 

@@ -3,6 +3,9 @@
 
 #include <string.h>
 
+/* Where a data header keeps its opcode. */
+#define DATA_OPCODE_OFF 48
+
 static inline void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
@@ -138,6 +141,13 @@ size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 	return SRD_DATA_MAX_HDR;
 }
 
+int srd_data_peek_opcode(const uint8_t *pkt, size_t len)
+{
+	if (srd_wire_peek_type(pkt, len) != SRD_PKT_DATA || len < SRD_DATA_HDR_LEN)
+		return -1;
+	return pkt[DATA_OPCODE_OFF];
+}
+
 int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd_data_hdr *h)
 {
 	int type = srd_wire_peek_type(pkt, avail);
@@ -163,7 +173,7 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 	h->src_qpn = get16(pkt + 38);
 	h->qkey = get32(pkt + 40);
 	h->imm = get32(pkt + 44);
-	h->opcode = pkt[48];
+	h->opcode = pkt[DATA_OPCODE_OFF];
 	h->sl = pkt[49];
 	h->payload_len = get16(pkt + 50);
 	h->ack_cum = get32(pkt + 52);

@@ -96,6 +96,9 @@ static inline size_t srd_data_hdr_len(uint8_t opcode)
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h);
 int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h,
                     const uint8_t **payload);
+/* A data packet's opcode, from its first bytes only (no checks beyond type and length);
+ * -1 for anything else. */
+int srd_data_peek_opcode(const uint8_t *pkt, size_t len);
 /*
  * The same from the first avail bytes of a len-byte datagram (at least its header,
  * srd_data_hdr_len() of its opcode): the payload is somewhere else, or not read yet.

@@ -371,16 +371,16 @@ static bool ready_to_receive(const struct sefa_qp *qp)
 }
 
 /* Not an SRD QP ready to receive, or the wrong qkey: the sender hears "bad QP". */
-static int addressable(struct sefa_qp *qp, const struct net_srd_rx *rx)
+static int addressable(struct sefa_qp *qp, const struct net_srd_rx *rx, bool count)
 {
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
 
 	if (!ready_to_receive(qp)) {
-		cnt->rx_bad_state++;
+		cnt->rx_bad_state += count;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	if (rx->m->qkey != qp->qkey) {
-		cnt->rx_bad_qkey++;
+		cnt->rx_bad_qkey += count;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	return SRD_OK;
@@ -413,7 +413,7 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	uint64_t room = 0;
 	int st;
 
-	st = addressable(qp, rx);
+	st = addressable(qp, rx, true);
 	if (st != SRD_OK)
 		return st;
 	if (write) {
@@ -559,7 +559,7 @@ static int srd_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_s
 	struct sefa_answer *a;
 	int st;
 
-	st = addressable(qp, rx);
+	st = addressable(qp, rx, true);
 	if (st != SRD_OK)
 		return st;
 	st = remote_access(qp, rx, IBV_ACCESS_REMOTE_READ);
@@ -625,15 +625,11 @@ static uint8_t *srd_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint3
                            uint32_t len)
 {
 	struct sefa_qp *qp = qp_of(ep);
-	const struct ibv_pd *pd = qp->qpx.qp_base.pd;
 
-	if (rx->m->op != SRD_MSG_WRITE || !ready_to_receive(qp) || rx->m->qkey != qp->qkey ||
-	    net_peer_ahn_for(rx->peer, pd) == NET_AHN_UNKNOWN ||
-	    rx->m->len > qp->ctx->cfg->lim.max_rdma_size ||
-	    !sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr, rx->m->len, pd,
-	                    IBV_ACCESS_REMOTE_WRITE))
+	if (rx->m->op != SRD_MSG_WRITE || addressable(qp, rx, false) != SRD_OK ||
+	    remote_access(qp, rx, IBV_ACCESS_REMOTE_WRITE) != SRD_OK)
 		return NULL;
-	return sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr + offset, len, pd,
+	return sefa_mr_remote(qp->sh, rx->m->rkey, rx->m->raddr + offset, len, qp->qpx.qp_base.pd,
 	                      IBV_ACCESS_REMOTE_WRITE);
 }
 

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../../src/util/mix.h"
 
 #define QKEY     0x11111111u
 #define DEPTH    256u
@@ -51,28 +52,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 /* Message seq's size and bytes follow from the seed alone. */
 static uint32_t msg_size(uint32_t seq, uint32_t max)
 {
-	return (uint32_t)(mix(seed ^ seq) % (max + 1));
+	return (uint32_t)(sefa_mix64(seed ^ seq) % (max + 1));
 }
 
 static void msg_fill(uint8_t *p, uint32_t seq, uint32_t len)
 {
-	uint64_t x = mix(seed * 31 + seq);
+	uint64_t x = sefa_mix64(seed * 31 + seq);
 
 	for (uint32_t i = 0; i < len; i++) {
 		if (i % 8 == 0)
-			x = mix(x + i);
+			x = sefa_mix64(x + i);
 		p[i] = (uint8_t)(x >> (8 * (i % 8)));
 	}
 }

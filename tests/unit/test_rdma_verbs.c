@@ -21,6 +21,7 @@
 
 #include "../../src/net/counters.h"
 #include "check.h"
+#include "../../src/util/mix.h"
 
 #define QKEY  0x11111111u
 #define SMALL (64u * 1024u)
@@ -62,15 +63,6 @@ struct reply {
 	struct wc_info wc;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
-
 /*
  * One-sided RDMA: the engine's thread writes and reads a target's registered memory and
  * the target learns a transfer is over out of band (here a socket message from the
@@ -85,12 +77,12 @@ RDMA_MEMORY static void fill(uint8_t *p, uint64_t len, uint64_t seed)
 	uint64_t i = 0;
 
 	for (; i + 8 <= len; i += 8) {
-		uint64_t v = mix(seed ^ i);
+		uint64_t v = sefa_mix64(seed ^ i);
 
 		memcpy(p + i, &v, 8);
 	}
 	for (; i < len; i++)
-		p[i] = (uint8_t)mix(seed ^ i);
+		p[i] = (uint8_t)sefa_mix64(seed ^ i);
 }
 
 RDMA_MEMORY static uint64_t sum(const uint8_t *p, uint64_t len)
@@ -105,7 +97,7 @@ RDMA_MEMORY static uint64_t sum(const uint8_t *p, uint64_t len)
 	}
 	for (; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
-	return mix(h);
+	return sefa_mix64(h);
 }
 
 static void xfer(int fd, void *p, size_t len, int out)
