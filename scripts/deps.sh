@@ -8,7 +8,23 @@
 set -euo pipefail
 
 build_pkgs=(gcc make cmake libibverbs-dev)
-test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin iproute2 clang-format)
+# Every tool the tests (tests/**, the Makefile's test path) call, by package:
+#   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong
+#   perftest         ib_send_lat/bw, ib_read_lat/bw
+#   python3-pyverbs  rdma-core's tests (/usr/share/doc/rdma-core/tests), pyverbs
+#   rdma-core        the verbs providers beside the clients
+#   libfabric-bin    fi_pingpong
+#   python3          /usr/bin/python3 (pyverbs' runner, lib.sh's free_port)
+#   iproute2         ip (netns, link, addr, route, rule), ss, tc
+#   nftables         nft (the namespace tests' link loss)
+#   procps           sysctl (the namespace fabric's rp_filter)
+#   gzip             zcat (pyverbs' compressed test files)
+#   binutils         objdump (symbols.sh)
+#   git, clang-format  make format-check (git ls-files, clang-format)
+# Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd) are
+# always there; awk is checked by command below, as any awk will do.
+test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
+	nftables procps gzip binutils git clang-format)
 
 want=()
 case "${1:-build}" in
@@ -26,6 +42,10 @@ missing=()
 for p in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# symbols.sh runs awk; Debian's minimal systems have mawk, but any awk serves.
+case "${1:-build}" in
+test | bench) command -v awk >/dev/null 2>&1 || missing+=(mawk) ;;
+esac
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 echo "softefa: installing ${missing[*]}"

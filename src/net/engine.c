@@ -11,12 +11,14 @@
 #include "../util/clock.h"
 #include "../util/log.h"
 
-static pthread_mutex_t engines_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sefa_lock engines_lock = SEFA_LOCK_INITIALIZER;
 static struct net_engine *engines[SEFA_MAX_DEVICES];
 
-static void engine_free(struct net_engine *e)
+/* Frees the engine; false (nothing freed) when its thread could not be stopped. */
+static bool engine_free(struct net_engine *e)
 {
-	net_progress_stop(e);
+	if (!net_progress_stop(e))
+		return false;
 	net_srd_stop(e);
 	free(e->fault_held);
 	net_stats_close(e);
@@ -24,8 +26,9 @@ static void engine_free(struct net_engine *e)
 	net_peer_free_all(e);
 	free(e->eps);
 	free(e->rx_buf);
-	pthread_mutex_destroy(&e->lock);
+	sefa_lock_destroy(&e->lock);
 	free(e);
+	return true;
 }
 
 static int engine_create(unsigned dev_index, struct net_engine **out)
@@ -37,7 +40,7 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	pthread_mutex_init(&e->lock, NULL);
+	sefa_lock_init(&e->lock);
 	e->dev_index = dev_index;
 	e->epfd = e->wakefd = e->timerfd = -1;
 	for (unsigned i = 0; i < SEFA_MAX_PATHS; i++)
@@ -112,41 +115,55 @@ int net_engine_acquire(unsigned dev_index, struct net_engine **out)
 
 	if (dev_index >= SEFA_MAX_DEVICES)
 		return -ENODEV;
-	pthread_mutex_lock(&engines_lock);
+	sefa_lock(&engines_lock);
 	if (!engines[dev_index])
 		err = engine_create(dev_index, &engines[dev_index]);
 	if (!err) {
 		engines[dev_index]->refs++;
 		*out = engines[dev_index];
 	}
-	pthread_mutex_unlock(&engines_lock);
+	sefa_unlock(&engines_lock);
 	if (err)
 		sefa_log(SEFA_LOG_ERROR, "efa_%u: cannot start the engine: %s", dev_index,
 		         strerror(-err));
 	return err;
 }
 
-void net_engine_release(struct net_engine *e)
+bool net_engine_release(struct net_engine *e)
 {
 	bool last;
 
-	pthread_mutex_lock(&engines_lock);
+	/* Teardown: an engine that cannot be reached now is left to the process's exit. */
+	if (sefa_lock_teardown(&engines_lock)) {
+		sefa_log(SEFA_LOG_WARN, "efa_%u: engine left running: its table is busy",
+		         e->dev_index);
+		return false;
+	}
 	last = --e->refs == 0;
 	if (last)
 		engines[e->dev_index] = NULL;
-	pthread_mutex_unlock(&engines_lock);
-	if (last)
-		engine_free(e);
+	sefa_unlock(&engines_lock);
+	if (last && !engine_free(e)) {
+		sefa_log(SEFA_LOG_WARN, "efa_%u: engine left running: its lock is held",
+		         e->dev_index);
+		return false;
+	}
+	return true;
 }
 
 void net_engine_lock(struct net_engine *e)
 {
-	pthread_mutex_lock(&e->lock);
+	sefa_lock(&e->lock);
 }
 
 void net_engine_unlock(struct net_engine *e)
 {
-	pthread_mutex_unlock(&e->lock);
+	sefa_unlock(&e->lock);
+}
+
+int net_engine_lock_teardown(struct net_engine *e)
+{
+	return sefa_lock_teardown(&e->lock);
 }
 
 const uint8_t *net_engine_gid(const struct net_engine *e)

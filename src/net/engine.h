@@ -127,10 +127,17 @@ struct net_ep {
  * first use. 0 or a negative errno (-EADDRINUSE when SOFTEFA_PORT is taken).
  */
 int net_engine_acquire(unsigned dev_index, struct net_engine **out);
-void net_engine_release(struct net_engine *e);
+/*
+ * Drops a reference; the last stops and frees the engine. False when the engine is
+ * still running (teardown could not have its locks: util/lock.h), so what it uses
+ * must stay.
+ */
+bool net_engine_release(struct net_engine *e);
 
 void net_engine_lock(struct net_engine *e);
 void net_engine_unlock(struct net_engine *e);
+/* The lock for teardown (util/lock.h): 0, EDEADLK (this thread holds it) or EBUSY. */
+int net_engine_lock_teardown(struct net_engine *e);
 
 const uint8_t *net_engine_gid(const struct net_engine *e);
 struct net_counters *net_engine_counters(struct net_engine *e);
@@ -183,7 +190,7 @@ void net_engine_defer_tx(struct net_engine *e);
  */
 void net_engine_kick_tx(struct net_engine *e);
 
-/* Sends every held SRD acknowledgement now (takes the lock): a context is closing. */
+/* Sends every held SRD acknowledgement now (locked): a context is closing. */
 void net_engine_flush_acks(struct net_engine *e);
 
 /* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */

@@ -8,6 +8,7 @@
 
 #include "engine.h"
 #include "../util/config.h"
+#include "../util/lock.h"
 
 /* Older headers lack the UDP offload options (kernels 4.18 and 5.0 have them). */
 #ifndef UDP_SEGMENT
@@ -38,7 +39,7 @@
 #define NET_GRO_SLOT 65535u
 
 struct net_engine {
-	pthread_mutex_t lock;
+	struct sefa_lock lock;
 	unsigned dev_index;
 	unsigned refs; /* guarded by the global engine table mutex */
 
@@ -160,7 +161,9 @@ size_t net_gro_segment(const struct msghdr *mh, size_t len);
 
 /* progress.c */
 int net_progress_start(struct net_engine *e);
-void net_progress_stop(struct net_engine *e);
+/* Stops the thread; false (nothing done) when the engine lock cannot be had for
+ * teardown, so the thread may be blocked for good and cannot be joined. */
+bool net_progress_stop(struct net_engine *e);
 
 /* srd_glue.c */
 int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);

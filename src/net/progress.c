@@ -103,9 +103,9 @@ static void *progress_main(void *arg)
 			         strerror(errno));
 			return NULL;
 		}
-		pthread_mutex_lock(&e->lock);
+		sefa_lock(&e->lock);
 		if (e->stopping) {
-			pthread_mutex_unlock(&e->lock);
+			sefa_unlock(&e->lock);
 			return NULL;
 		}
 		e->stats->c.progress_wakeups++;
@@ -126,7 +126,7 @@ static void *progress_main(void *arg)
 			}
 		}
 		progress_step(e);
-		pthread_mutex_unlock(&e->lock);
+		sefa_unlock(&e->lock);
 	}
 }
 
@@ -170,14 +170,18 @@ int net_progress_start(struct net_engine *e)
 	return 0;
 }
 
-void net_progress_stop(struct net_engine *e)
+bool net_progress_stop(struct net_engine *e)
 {
 	uint64_t one = 1;
 
 	if (e->thread_started) {
-		pthread_mutex_lock(&e->lock);
+		/* With the lock we know the thread is not inside a step (where it could be
+		 * waiting on a lock of ours): once told, it can only exit, so the join is
+		 * bounded. Without the lock it may never exit: leave it to the process. */
+		if (sefa_lock_teardown(&e->lock))
+			return false;
 		e->stopping = true;
-		pthread_mutex_unlock(&e->lock);
+		sefa_unlock(&e->lock);
 		if (write(e->wakefd, &one, sizeof(one)) < 0)
 			sefa_log(SEFA_LOG_WARN, "progress thread: wake: %s", strerror(errno));
 		pthread_join(e->thread, NULL);
@@ -190,4 +194,5 @@ void net_progress_stop(struct net_engine *e)
 	if (e->timerfd >= 0)
 		close(e->timerfd);
 	e->epfd = e->wakefd = e->timerfd = -1;
+	return true;
 }

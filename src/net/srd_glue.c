@@ -288,10 +288,8 @@ void net_engine_pump(struct net_engine *e)
 
 void net_engine_flush_acks(struct net_engine *e)
 {
-	net_engine_lock(e);
 	srd_flush_acks(e->srd);
 	net_engine_pump(e);
-	net_engine_unlock(e);
 }
 
 bool net_srd_timers(struct net_engine *e, uint64_t now)

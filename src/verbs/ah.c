@@ -54,18 +54,32 @@ fail:
 	return NULL;
 }
 
+/* Locked: the AH's reference on its peer goes. */
+void sefa_ah_detach(struct sefa_ah *ah)
+{
+	struct sefa_shared *sh = to_sctx(ah->ibah.context)->sh;
+
+	net_peer_put(sh->eng, ah->peer, ah->ibah.pd);
+	sh->nah--;
+}
+
 SEFA_EXPORT int ibv_destroy_ah(struct ibv_ah *ibah)
 {
 	struct sefa_context *ctx = to_sctx(ibah->context);
 	struct sefa_ah *ah = to_sah(ibah);
+	int err = sefa_destroy_begin(ctx, &ah->obj);
 
-	sefa_obj_del(ctx, &ah->obj);
-	net_engine_lock(ctx->sh->eng);
-	net_peer_put(ctx->sh->eng, ah->peer, ibah->pd);
-	ctx->sh->nah--;
-	net_engine_unlock(ctx->sh->eng);
-	atomic_fetch_sub(&to_spd(ibah->pd)->refs, 1);
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == 0) {
+		sefa_ah_detach(ah);
+		sefa_destroy_commit(ctx, &ah->obj);
+		atomic_fetch_sub(&to_spd(ibah->pd)->refs, 1);
+	}
 	free(ah);
+	sefa_ctx_put(ctx);
 	return 0;
 }
 

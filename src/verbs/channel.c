@@ -34,7 +34,7 @@ SEFA_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 		free(ch);
 		return NULL;
 	}
-	pthread_mutex_init(&ch->lock, NULL);
+	sefa_lock_init(&ch->lock);
 	ch->ch.context = context;
 	ch->ch.fd = pfd[0];
 	ch->wfd = pfd[1];
@@ -44,16 +44,29 @@ SEFA_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 
 SEFA_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 {
+	struct sefa_context *ctx = to_sctx(channel->context);
 	struct sefa_channel *ch = to_sch(channel);
+	int err = sefa_destroy_begin(ctx, &ch->obj);
 
-	if (__atomic_load_n(&channel->refcnt, __ATOMIC_RELAXED))
-		return EBUSY;
-	sefa_obj_del(to_sctx(channel->context), &ch->obj);
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == 0) {
+		if (__atomic_load_n(&channel->refcnt, __ATOMIC_RELAXED)) {
+			sefa_destroy_cancel(ctx);
+			return EBUSY;
+		}
+		sefa_destroy_commit(ctx, &ch->obj);
+	}
 	close(ch->ch.fd);
 	close(ch->wfd);
-	pthread_mutex_destroy(&ch->lock);
+	/* A thread (maybe this one, interrupted) inside the channel keeps its memory. */
+	if (!sefa_lock_retire(&ch->lock))
+		return 0;
 	free(ch->events);
 	free(ch);
+	sefa_ctx_put(ctx);
 	return 0;
 }
 
@@ -79,13 +92,13 @@ static void level_lower(struct sefa_channel *ch)
 
 void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
 {
-	pthread_mutex_lock(&ch->lock);
+	sefa_lock(&ch->lock);
 	if (ch->count == ch->cap) {
 		unsigned ncap = ch->cap ? ch->cap * 2 : 16;
 		struct sefa_cq **n = malloc(ncap * sizeof(*n));
 
 		if (!n) {
-			pthread_mutex_unlock(&ch->lock);
+			sefa_unlock(&ch->lock);
 			sefa_log(SEFA_LOG_ERROR, "completion event lost: out of memory");
 			return;
 		}
@@ -99,14 +112,16 @@ void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
 	ch->events[(ch->head + ch->count) % ch->cap] = cq;
 	if (ch->count++ == 0)
 		level_raise(ch);
-	pthread_mutex_unlock(&ch->lock);
+	sefa_unlock(&ch->lock);
 }
 
-void sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
+int sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
 {
 	unsigned kept = 0, had;
+	int err = sefa_lock_teardown(&ch->lock);
 
-	pthread_mutex_lock(&ch->lock);
+	if (err)
+		return err;
 	had = ch->count;
 	for (unsigned i = 0; i < ch->count; i++) {
 		struct sefa_cq *c = ch->events[(ch->head + i) % ch->cap];
@@ -117,7 +132,8 @@ void sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
 	ch->count = kept;
 	if (had && !kept)
 		level_lower(ch);
-	pthread_mutex_unlock(&ch->lock);
+	sefa_unlock(&ch->lock);
+	return 0;
 }
 
 SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
@@ -129,7 +145,7 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 	for (;;) {
 		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
 
-		pthread_mutex_lock(&ch->lock);
+		sefa_lock(&ch->lock);
 		if (ch->count) {
 			scq = ch->events[ch->head];
 			ch->head = (ch->head + 1) % ch->cap;
@@ -137,10 +153,10 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 				level_lower(ch);
 			/* Counted under the lock: destroy_cq waits for this event's ack. */
 			scq->events_delivered++;
-			pthread_mutex_unlock(&ch->lock);
+			sefa_unlock(&ch->lock);
 			break;
 		}
-		pthread_mutex_unlock(&ch->lock);
+		sefa_unlock(&ch->lock);
 		/* A non-blocking channel fd means: do not wait. */
 		if (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) {
 			errno = EAGAIN;

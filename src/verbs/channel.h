@@ -10,7 +10,8 @@
 
 /* Queue an event for cq (called with the CQ lock held). */
 void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq);
-/* Drop the queued events of a CQ that is being destroyed. */
-void sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq);
+/* Drop the queued events of a CQ that is being destroyed: 0, or the teardown lock's
+ * error (util/lock.h) with nothing dropped. */
+int sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq);
 
 #endif

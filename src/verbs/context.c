@@ -268,10 +268,12 @@ SEFA_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 		err = errno;
 		goto fail;
 	}
-	pthread_mutex_init(&ctx->async_lock, NULL);
-	pthread_mutex_init(&ctx->obj_lock, NULL);
+	sefa_lock_init(&ctx->async_lock);
+	sefa_lock_init(&ctx->obj_lock);
 	for (int k = 0; k < OBJ_KINDS; k++)
 		list_init(&ctx->objs[k]);
+	atomic_init(&ctx->state, SEFA_CTX_OPEN);
+	atomic_init(&ctx->refs, 1);
 	ctx->vctx.context.device = device;
 	ctx->vctx.context.async_fd = ctx->async_rfd;
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -291,89 +293,19 @@ fail:
 	return NULL;
 }
 
-void sefa_obj_add(struct sefa_context *ctx, enum sefa_obj_kind kind, struct list_node *n)
-{
-	pthread_mutex_lock(&ctx->obj_lock);
-	list_add_tail(&ctx->objs[kind], n);
-	pthread_mutex_unlock(&ctx->obj_lock);
-}
-
-void sefa_obj_del(struct sefa_context *ctx, struct list_node *n)
-{
-	pthread_mutex_lock(&ctx->obj_lock);
-	list_del(n);
-	pthread_mutex_unlock(&ctx->obj_lock);
-}
-
-static struct list_node *obj_first(struct sefa_context *ctx, enum sefa_obj_kind kind)
-{
-	struct list_node *n = NULL;
-
-	pthread_mutex_lock(&ctx->obj_lock);
-	if (!list_empty(&ctx->objs[kind]))
-		n = ctx->objs[kind].next;
-	pthread_mutex_unlock(&ctx->obj_lock);
-	return n;
-}
-
-/*
- * Like the kernel on close, destroy what the application left behind, dependents
- * first, so nothing of this context stays reachable from the shared engine.
- */
-static void destroy_leftovers(struct sefa_context *ctx)
-{
-	struct list_node *n;
-
-	ctx->closing = true;
-	while ((n = obj_first(ctx, OBJ_QP)))
-		ibv_destroy_qp(&container_of(n, struct sefa_qp, obj)->qpx.qp_base);
-	while ((n = obj_first(ctx, OBJ_AH)))
-		ibv_destroy_ah(&container_of(n, struct sefa_ah, obj)->ibah);
-	while ((n = obj_first(ctx, OBJ_MR)))
-		ibv_dereg_mr(&container_of(n, struct sefa_mr, obj)->ibmr);
-	while ((n = obj_first(ctx, OBJ_CQ)))
-		ibv_destroy_cq(ibv_cq_ex_to_cq(&container_of(n, struct sefa_cq, obj)->ex));
-	while ((n = obj_first(ctx, OBJ_CHANNEL)))
-		ibv_destroy_comp_channel(&container_of(n, struct sefa_channel, obj)->ch);
-	while ((n = obj_first(ctx, OBJ_PD)))
-		ibv_dealloc_pd(&container_of(n, struct sefa_pd, obj)->ibpd);
-}
-
-SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
-{
-	struct sefa_context *ctx;
-
-	if (!sefa_is_our_context(context))
-		return EINVAL;
-	ctx = to_sctx(context);
-	/* Acks held for a reply that will not come now: send them first. */
-	net_engine_flush_acks(ctx->sh->eng);
-	destroy_leftovers(ctx);
-	close(ctx->async_rfd);
-	close(ctx->async_wfd);
-	close(context->cmd_fd);
-	free(ctx->async_q);
-	pthread_mutex_destroy(&ctx->async_lock);
-	pthread_mutex_destroy(&ctx->obj_lock);
-	pthread_mutex_destroy(&context->mutex);
-	sefa_shared_release(ctx->sh);
-	free(ctx);
-	return 0;
-}
-
 /* ---- async events ------------------------------------------------------------ */
 
 void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev)
 {
 	char one = 1;
 
-	pthread_mutex_lock(&ctx->async_lock);
+	sefa_lock(&ctx->async_lock);
 	if (ctx->async_count == ctx->async_cap) {
 		unsigned ncap = ctx->async_cap ? ctx->async_cap * 2 : 16;
 		struct sefa_async_event *n = malloc(ncap * sizeof(*n));
 
 		if (!n) {
-			pthread_mutex_unlock(&ctx->async_lock);
+			sefa_unlock(&ctx->async_lock);
 			sefa_log(SEFA_LOG_ERROR, "async event lost: out of memory");
 			return;
 		}
@@ -386,7 +318,7 @@ void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev)
 	}
 	ctx->async_q[(ctx->async_head + ctx->async_count) % ctx->async_cap].ev = *ev;
 	ctx->async_count++;
-	pthread_mutex_unlock(&ctx->async_lock);
+	sefa_unlock(&ctx->async_lock);
 	if (write(ctx->async_wfd, &one, 1) != 1)
 		sefa_log(SEFA_LOG_ERROR, "async event pipe: %s", strerror(errno));
 }
@@ -405,16 +337,16 @@ SEFA_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_asyn
 			continue;
 		return -1;
 	}
-	pthread_mutex_lock(&ctx->async_lock);
+	sefa_lock(&ctx->async_lock);
 	if (!ctx->async_count) {
-		pthread_mutex_unlock(&ctx->async_lock);
+		sefa_unlock(&ctx->async_lock);
 		errno = EAGAIN;
 		return -1;
 	}
 	*event = ctx->async_q[ctx->async_head].ev;
 	ctx->async_head = (ctx->async_head + 1) % ctx->async_cap;
 	ctx->async_count--;
-	pthread_mutex_unlock(&ctx->async_lock);
+	sefa_unlock(&ctx->async_lock);
 	return 0;
 }
 

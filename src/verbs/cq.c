@@ -22,13 +22,13 @@ void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe)
 {
 	struct net_engine *eng = cq->ctx->sh->eng;
 
-	pthread_mutex_lock(&cq->lock);
+	sefa_lock(&cq->lock);
 	if (cq->count == cq->cap) {
 		uint32_t ncap = cq->cap * 2;
 		struct sefa_cqe *n = malloc(ncap * sizeof(*n));
 
 		if (!n) {
-			pthread_mutex_unlock(&cq->lock);
+			sefa_unlock(&cq->lock);
 			sefa_log(SEFA_LOG_ERROR, "completion lost: out of memory");
 			return;
 		}
@@ -48,15 +48,14 @@ void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe)
 		net_engine_arm_count(eng, -1);
 		sefa_channel_notify(to_sch(cq->ex.channel), cq);
 	}
-	pthread_mutex_unlock(&cq->lock);
+	sefa_unlock(&cq->lock);
 }
 
-/* Locked (engine): drop a QP's entries, when the QP is reset or destroyed. */
-void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
+/* Locked (engine and CQ): drop a QP's entries, when the QP is reset or destroyed. */
+void sefa_cq_purge_qp_locked(struct sefa_cq *cq, struct sefa_qp *qp)
 {
 	uint32_t kept = 0;
 
-	pthread_mutex_lock(&cq->lock);
 	for (uint32_t i = 0; i < cq->count; i++) {
 		struct sefa_cqe *c = &cq->ring[(cq->head + i) & (cq->cap - 1)];
 
@@ -65,7 +64,14 @@ void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
 	}
 	cq->count = kept;
 	atomic_store_explicit(&cq->nready, kept, memory_order_release);
-	pthread_mutex_unlock(&cq->lock);
+}
+
+/* Locked (engine). */
+void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
+{
+	sefa_lock(&cq->lock);
+	sefa_cq_purge_qp_locked(cq, qp);
+	sefa_unlock(&cq->lock);
 }
 
 static void slot_release(const struct sefa_cqe *c)
@@ -83,7 +89,7 @@ static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 	/* Most polls of a busy-polling application find nothing: no lock for them. */
 	if (!atomic_load_explicit(&cq->nready, memory_order_acquire))
 		return 0;
-	pthread_mutex_lock(&cq->lock);
+	sefa_lock(&cq->lock);
 	while (got < n && cq->count) {
 		const struct sefa_cqe *c = &cq->ring[cq->head];
 		struct ibv_wc *w = &wc[got++];
@@ -106,7 +112,7 @@ static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 		cq->count--;
 	}
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
-	pthread_mutex_unlock(&cq->lock);
+	sefa_unlock(&cq->lock);
 	return got;
 }
 
@@ -116,7 +122,7 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 
 	if (!atomic_load_explicit(&cq->nready, memory_order_acquire))
 		return false;
-	pthread_mutex_lock(&cq->lock);
+	sefa_lock(&cq->lock);
 	if (cq->count) {
 		cq->cur = cq->ring[cq->head];
 		slot_release(&cq->cur);
@@ -125,7 +131,7 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 		atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 		got = true;
 	}
-	pthread_mutex_unlock(&cq->lock);
+	sefa_unlock(&cq->lock);
 	if (got) {
 		cq->ex.status = cq->cur.status;
 		cq->ex.wr_id = cq->cur.wr_id;
@@ -171,12 +177,12 @@ int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	if (solicited_only)
 		return EOPNOTSUPP;
 	net_engine_lock(eng);
-	pthread_mutex_lock(&cq->lock);
+	sefa_lock(&cq->lock);
 	if (!cq->armed && cq->ex.channel) {
 		cq->armed = true;
 		net_engine_arm_count(eng, 1);
 	}
-	pthread_mutex_unlock(&cq->lock);
+	sefa_unlock(&cq->lock);
 	net_engine_want_progress(eng);
 	net_engine_unlock(eng);
 	return 0;
@@ -332,7 +338,7 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 	net_engine_unlock(ctx->sh->eng);
 
 	cq->ctx = ctx;
-	pthread_mutex_init(&cq->lock, NULL);
+	sefa_lock_init(&cq->lock);
 	cq->efa_wc_flags = efa_wc_flags;
 	cq->ex.context = context;
 	cq->ex.channel = attr->channel;
@@ -408,35 +414,67 @@ SEFA_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	return EOPNOTSUPP;
 }
 
-SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
+/* Locked (engine): the CQ leaves the engine's accounting. */
+void sefa_cq_detach(struct sefa_cq *cq)
 {
-	struct sefa_cq *cq = to_scq(ibcq);
-	struct sefa_context *ctx = cq->ctx;
-	struct net_engine *eng = ctx->sh->eng;
+	struct sefa_shared *sh = cq->ctx->sh;
 
-	if (atomic_load(&cq->qp_refs))
-		return EBUSY;
-	sefa_obj_del(ctx, &cq->obj);
-	net_engine_lock(eng);
 	if (cq->armed)
-		net_engine_arm_count(eng, -1);
+		net_engine_arm_count(sh->eng, -1);
 	cq->armed = false;
-	ctx->sh->ncq--;
-	net_engine_unlock(eng);
-	if (ibcq->channel) {
-		sefa_channel_forget(to_sch(ibcq->channel), cq);
-		__atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
-		/* As in libibverbs: every event handed out must be acknowledged first (not
-		 * when the context closes: nobody is left to acknowledge). */
-		pthread_mutex_lock(&ibcq->mutex);
-		while (!ctx->closing && ibcq->comp_events_completed != cq->events_delivered)
-			pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
-		pthread_mutex_unlock(&ibcq->mutex);
-	}
-	pthread_mutex_destroy(&cq->lock);
+	sh->ncq--;
+}
+
+/* Frees a detached CQ, unless a thread (maybe this one, interrupted) is inside it. */
+static bool cq_free(struct sefa_cq *cq)
+{
+	if (!sefa_lock_retire(&cq->lock))
+		return false;
 	pthread_mutex_destroy(&cq->ex.mutex);
 	pthread_cond_destroy(&cq->ex.cond);
 	free(cq->ring);
 	free(cq);
+	return true;
+}
+
+SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct sefa_cq *cq = to_scq(ibcq);
+	struct sefa_context *ctx = cq->ctx;
+	int err = sefa_destroy_begin(ctx, &cq->obj);
+
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == SEFA_DESTROY_DEAD) {
+		/* Its channel may be gone already: only our own memory is touched. */
+		if (cq_free(cq))
+			sefa_ctx_put(ctx);
+		return 0;
+	}
+	if (atomic_load(&cq->qp_refs)) {
+		sefa_destroy_cancel(ctx);
+		return EBUSY;
+	}
+	if (ibcq->channel) {
+		err = sefa_channel_forget(to_sch(ibcq->channel), cq);
+		if (err) {
+			sefa_destroy_cancel(ctx);
+			return err;
+		}
+	}
+	sefa_cq_detach(cq);
+	sefa_destroy_commit(ctx, &cq->obj);
+	if (ibcq->channel) {
+		__atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
+		/* As in libibverbs: every event handed out must be acknowledged first. */
+		pthread_mutex_lock(&ibcq->mutex);
+		while (ibcq->comp_events_completed != cq->events_delivered)
+			pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+		pthread_mutex_unlock(&ibcq->mutex);
+	}
+	if (cq_free(cq))
+		sefa_ctx_put(ctx);
 	return 0;
 }

@@ -283,16 +283,28 @@ SEFA_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	return IBV_REREG_MR_ERR_INPUT;
 }
 
+/* Locked: the key is gone; nothing reaches the memory through it any more. */
+void sefa_mr_detach(struct sefa_mr *mr)
+{
+	table_remove(to_sctx(mr->ibmr.context)->sh, mr);
+}
+
 SEFA_EXPORT int ibv_dereg_mr(struct ibv_mr *ibmr)
 {
 	struct sefa_context *ctx = to_sctx(ibmr->context);
 	struct sefa_mr *mr = to_smr(ibmr);
+	int err = sefa_destroy_begin(ctx, &mr->obj);
 
-	sefa_obj_del(ctx, &mr->obj);
-	net_engine_lock(ctx->sh->eng);
-	table_remove(ctx->sh, mr);
-	net_engine_unlock(ctx->sh->eng);
-	atomic_fetch_sub(&to_spd(ibmr->pd)->refs, 1);
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == 0) {
+		sefa_mr_detach(mr);
+		sefa_destroy_commit(ctx, &mr->obj);
+		atomic_fetch_sub(&to_spd(ibmr->pd)->refs, 1);
+	}
 	free(mr);
+	sefa_ctx_put(ctx);
 	return 0;
 }

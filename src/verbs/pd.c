@@ -41,14 +41,22 @@ SEFA_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct sefa_context *ctx = to_sctx(ibpd->context);
 	struct sefa_pd *pd = to_spd(ibpd);
+	int err = sefa_destroy_begin(ctx, &pd->obj);
 
-	/* Like the kernel, refuse while MRs, QPs or AHs still use the PD. */
-	if (atomic_load(&pd->refs) && !ctx->closing)
-		return EBUSY;
-	sefa_obj_del(ctx, &pd->obj);
-	net_engine_lock(ctx->sh->eng);
-	ctx->sh->npd--;
-	net_engine_unlock(ctx->sh->eng);
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == 0) {
+		/* Like the kernel, refuse while MRs, QPs or AHs still use the PD. */
+		if (atomic_load(&pd->refs)) {
+			sefa_destroy_cancel(ctx);
+			return EBUSY;
+		}
+		ctx->sh->npd--;
+		sefa_destroy_commit(ctx, &pd->obj);
+	}
 	free(pd);
+	sefa_ctx_put(ctx);
 	return 0;
 }

@@ -30,7 +30,8 @@ static uint32_t roundup_pow2(uint32_t v)
 	return r;
 }
 
-static int check_create(struct ibv_qp_init_attr_ex *attr, const struct efadv_qp_init_attr *efa)
+static int check_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+                        const struct efadv_qp_init_attr *efa)
 {
 	const struct sefa_limits *lim = sefa_lim();
 	uint64_t supp_ops;
@@ -59,8 +60,9 @@ static int check_create(struct ibv_qp_init_attr_ex *attr, const struct efadv_qp_
 		return EOPNOTSUPP;
 	if (!attr->send_cq || !attr->recv_cq || attr->srq)
 		return EINVAL;
-	if (!sefa_is_our_context(attr->send_cq->context) ||
-	    !sefa_is_our_context(attr->recv_cq->context))
+	/* As the kernel looks handles up in the caller's own context. */
+	if (attr->send_cq->context != ctx || attr->recv_cq->context != ctx ||
+	    attr->pd->context != ctx)
 		return EINVAL;
 	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 	if (attr->cap.max_send_sge > lim->max_sq_sge || attr->cap.max_recv_sge > lim->max_rq_sge ||
@@ -91,7 +93,7 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	uint32_t rq_sge, inl, nstage;
 	int err;
 
-	err = check_create(attr, efa);
+	err = check_create(context, attr, efa);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -155,7 +157,7 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	ibqp->state = IBV_QPS_RESET;
 	pthread_mutex_init(&ibqp->mutex, NULL);
 	pthread_cond_init(&ibqp->cond, NULL);
-	pthread_mutex_init(&qp->sq_lock, NULL);
+	sefa_lock_init(&qp->sq_lock);
 	qp->ep.ops = qp->kind == SEFA_QP_SRD ? &sefa_srd_ep_ops : &sefa_ud_ep_ops;
 	if (qp->kind == SEFA_QP_SRD && sefa_srd_qp_init(qp)) {
 		qp_free(qp);
@@ -415,27 +417,76 @@ SEFA_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 	return 0;
 }
 
+/* Locked: the QP leaves the engine; no packet reaches it and nothing is sent for it. */
+void sefa_qp_detach(struct sefa_qp *qp)
+{
+	if (qp->kind == SEFA_QP_SRD)
+		sefa_srd_qp_drain(qp, false);
+	net_ep_unregister(qp->sh->eng, &qp->ep);
+	qp->sh->nqp--;
+}
+
+/* Frees a detached QP, unless a thread (maybe this one, interrupted) is posting to it:
+ * then its memory stays, to the process's exit. */
+static bool qp_release(struct sefa_qp *qp)
+{
+	if (!sefa_lock_retire(&qp->sq_lock))
+		return false;
+	pthread_mutex_destroy(&qp->qpx.qp_base.mutex);
+	pthread_cond_destroy(&qp->qpx.qp_base.cond);
+	qp_free(qp);
+	return true;
+}
+
+/* Both CQ locks for teardown (they may be one CQ); 0 or util/lock.h's error. */
+static int cqs_lock(struct sefa_cq *scq, struct sefa_cq *rcq)
+{
+	int err = sefa_lock_teardown(&scq->lock);
+
+	if (err || rcq == scq)
+		return err;
+	err = sefa_lock_teardown(&rcq->lock);
+	if (err)
+		sefa_unlock(&scq->lock);
+	return err;
+}
+
 SEFA_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct sefa_qp *qp = to_sqp(ibqp);
-	struct sefa_shared *sh = qp->sh;
+	struct sefa_context *ctx = qp->ctx;
+	struct sefa_cq *scq, *rcq;
+	int err = sefa_destroy_begin(ctx, &qp->obj);
 
-	sefa_obj_del(qp->ctx, &qp->obj);
-	net_engine_lock(sh->eng);
-	if (qp->kind == SEFA_QP_SRD)
-		sefa_srd_qp_drain(qp, false);
-	net_ep_unregister(sh->eng, &qp->ep);
-	sefa_cq_purge_qp(to_scq(ibqp->send_cq), qp);
-	sefa_cq_purge_qp(to_scq(ibqp->recv_cq), qp);
-	sh->nqp--;
-	net_engine_unlock(sh->eng);
-	atomic_fetch_sub(&to_scq(ibqp->send_cq)->qp_refs, 1);
-	atomic_fetch_sub(&to_scq(ibqp->recv_cq)->qp_refs, 1);
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == SEFA_DESTROY_DEAD) {
+		if (qp_release(qp))
+			sefa_ctx_put(ctx);
+		return 0;
+	}
+	scq = to_scq(ibqp->send_cq);
+	rcq = to_scq(ibqp->recv_cq);
+	err = cqs_lock(scq, rcq);
+	if (err) {
+		sefa_destroy_cancel(ctx);
+		return err;
+	}
+	sefa_qp_detach(qp);
+	sefa_cq_purge_qp_locked(scq, qp);
+	if (rcq != scq)
+		sefa_cq_purge_qp_locked(rcq, qp);
+	if (rcq != scq)
+		sefa_unlock(&rcq->lock);
+	sefa_unlock(&scq->lock);
+	sefa_destroy_commit(ctx, &qp->obj);
+	atomic_fetch_sub(&scq->qp_refs, 1);
+	atomic_fetch_sub(&rcq->qp_refs, 1);
 	atomic_fetch_sub(&to_spd(ibqp->pd)->refs, 1);
-	pthread_mutex_destroy(&ibqp->mutex);
-	pthread_cond_destroy(&ibqp->cond);
-	pthread_mutex_destroy(&qp->sq_lock);
-	qp_free(qp);
+	if (qp_release(qp))
+		sefa_ctx_put(ctx);
 	return 0;
 }
 

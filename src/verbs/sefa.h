@@ -18,6 +18,7 @@
 #include "../net/engine.h"
 #include "../util/config.h"
 #include "../util/list.h"
+#include "../util/lock.h"
 
 #define SEFA_EXPORT         __attribute__((visibility("default")))
 #define SEFA_GRH_LEN        40u
@@ -50,12 +51,22 @@ struct sefa_shared {
 	struct list_node answers;
 };
 
-/* Objects a context owns, destroyed by ibv_close_device in this order if still alive. */
+/* Objects a context owns, listed so that ibv_close_device can detach them. */
 enum sefa_obj_kind { OBJ_QP, OBJ_AH, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD, OBJ_KINDS };
 
 struct sefa_async_event {
 	struct ibv_async_event ev;
 };
+
+/*
+ * A context's life (docs/lifetime.md). OPEN until ibv_close_device; then CLOSED: its
+ * objects are detached from the engine and stay the application's, each destroy only
+ * frees memory, and the context itself goes with its last object. ABANDONED when
+ * close could not take the locks it needs (it ran inside an interrupted call of its
+ * own thread, as from a signal handler's exit()): nothing is touched any more and
+ * everything is left to the process's exit.
+ */
+enum sefa_ctx_state { SEFA_CTX_OPEN, SEFA_CTX_CLOSED, SEFA_CTX_ABANDONED };
 
 struct sefa_context {
 	struct verbs_context vctx;
@@ -63,12 +74,14 @@ struct sefa_context {
 	struct sefa_device *dev;
 	struct sefa_shared *sh;
 	int async_rfd, async_wfd;
-	pthread_mutex_t async_lock;
+	struct sefa_lock async_lock;
 	struct sefa_async_event *async_q;
 	unsigned async_head, async_count, async_cap;
-	pthread_mutex_t obj_lock;
+	/* Taken after the engine lock. */
+	struct sefa_lock obj_lock;
 	struct list_node objs[OBJ_KINDS];
-	bool closing;
+	_Atomic int state; /* enum sefa_ctx_state */
+	atomic_uint refs;  /* the open itself, and every object not yet destroyed */
 };
 
 /* ---- protection domain, memory region, address handle -------------------- */
@@ -120,7 +133,7 @@ struct sefa_channel {
 	struct ibv_comp_channel ch;
 	struct list_node obj;
 	int wfd;
-	pthread_mutex_t lock;
+	struct sefa_lock lock;
 	struct sefa_cq **events;
 	unsigned head, count, cap;
 };
@@ -130,7 +143,7 @@ struct sefa_cq {
 	struct efadv_cq dv;
 	struct list_node obj;
 	struct sefa_context *ctx;
-	pthread_mutex_t lock;
+	struct sefa_lock lock;
 	struct sefa_cqe *ring;
 	uint32_t cap, head, count;
 	/* count, published for an empty poll to see without the lock */
@@ -245,7 +258,7 @@ struct sefa_qp {
 
 	/* Held from wr_start to wr_complete/abort and across ibv_post_send, as EFA's SQ
 	 * lock is; taken before the engine lock. */
-	pthread_mutex_t sq_lock;
+	struct sefa_lock sq_lock;
 	/* send queue: occupancy counts posts until their completion is polled */
 	uint32_t sq_depth;
 	uint32_t sq_posted;
@@ -346,6 +359,7 @@ uint8_t *sefa_mr_remote(struct sefa_shared *sh, uint32_t rkey, uint64_t raddr, u
 /* cq.c */
 void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe);
 void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp);
+void sefa_cq_purge_qp_locked(struct sefa_cq *cq, struct sefa_qp *qp);
 struct ibv_cq_ex *sefa_cq_create(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
                                  uint64_t efa_wc_flags);
 
@@ -361,7 +375,30 @@ extern const struct net_ep_ops sefa_ud_ep_ops;
 /* context.c */
 void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev);
 void sefa_obj_add(struct sefa_context *ctx, enum sefa_obj_kind kind, struct list_node *n);
-void sefa_obj_del(struct sefa_context *ctx, struct list_node *n);
+/* Drops a reference to the context (an object of it is gone); the last frees it. */
+void sefa_ctx_put(struct sefa_context *ctx);
+
+/*
+ * The start of a destroy call (dealloc, dereg, ...) for object n of ctx:
+ *   0                  the context is open; the engine lock and the object lock are
+ *                      held: detach the object, then sefa_destroy_commit (or _cancel
+ *                      to refuse, e.g. EBUSY);
+ *   SEFA_DESTROY_DEAD  the context is closed and n is already off its list: free the
+ *                      object's own memory (touch nothing else), then sefa_ctx_put;
+ *   SEFA_DESTROY_LEFT  the context was abandoned: return 0 and touch nothing;
+ *   EDEADLK / EBUSY    a lock could not be had for teardown (util/lock.h): refuse.
+ */
+#define SEFA_DESTROY_DEAD (-1)
+#define SEFA_DESTROY_LEFT (-2)
+int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n);
+void sefa_destroy_commit(struct sefa_context *ctx, struct list_node *n);
+void sefa_destroy_cancel(struct sefa_context *ctx);
+
+/* Locked detach steps that ibv_close_device and the destroy calls share. */
+void sefa_qp_detach(struct sefa_qp *qp);
+void sefa_mr_detach(struct sefa_mr *mr);
+void sefa_ah_detach(struct sefa_ah *ah);
+void sefa_cq_detach(struct sefa_cq *cq);
 
 /* ../efa/status.c: the one place EFA statuses become ibv_wc_status. */
 enum ibv_wc_status sefa_efa_status_to_wc(unsigned efa_status);

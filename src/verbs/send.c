@@ -187,7 +187,7 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	int err = 0;
 
 	batch.n = 0;
-	pthread_mutex_lock(&qp->sq_lock);
+	sefa_lock(&qp->sq_lock);
 	net_engine_lock(eng);
 	for (; wr; wr = wr->next) {
 		err = validate_wr(qp, wr);
@@ -216,6 +216,6 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	}
 	sefa_send_batch_flush(qp, &batch);
 	net_engine_unlock(eng);
-	pthread_mutex_unlock(&qp->sq_lock);
+	sefa_unlock(&qp->sq_lock);
 	return err;
 }

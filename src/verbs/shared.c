@@ -6,7 +6,7 @@
 #include "sefa.h"
 #include "srd_qp.h"
 
-static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sefa_lock shared_lock = SEFA_LOCK_INITIALIZER;
 static struct sefa_shared *shared[SEFA_MAX_DEVICES];
 
 int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
@@ -14,7 +14,7 @@ int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
 	struct sefa_shared *sh;
 	int err = 0;
 
-	pthread_mutex_lock(&shared_lock);
+	sefa_lock(&shared_lock);
 	sh = shared[dev_index];
 	if (!sh) {
 		sh = calloc(1, sizeof(*sh));
@@ -35,16 +35,20 @@ int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
 	sh->refs++;
 	*out = sh;
 out:
-	pthread_mutex_unlock(&shared_lock);
+	sefa_unlock(&shared_lock);
 	return err;
 }
 
 void sefa_shared_release(struct sefa_shared *sh)
 {
-	pthread_mutex_lock(&shared_lock);
+	/* Teardown (util/lock.h): a table that cannot be had is left to the exit. */
+	if (sefa_lock_teardown(&shared_lock))
+		return;
 	if (--sh->refs == 0) {
 		shared[sh->dev_index] = NULL;
-		net_engine_release(sh->eng);
+		/* An engine left running may still reach the MR table and answers. */
+		if (!net_engine_release(sh->eng))
+			goto out;
 		/* The engine is gone: answers it never finished are ours to free. */
 		while (!list_empty(&sh->answers)) {
 			struct sefa_answer *a =
@@ -56,5 +60,6 @@ void sefa_shared_release(struct sefa_shared *sh)
 		free(sh->mr_slots);
 		free(sh);
 	}
-	pthread_mutex_unlock(&shared_lock);
+out:
+	sefa_unlock(&shared_lock);
 }

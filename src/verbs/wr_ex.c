@@ -210,7 +210,7 @@ static void wr_start(struct ibv_qp_ex *qpx)
 {
 	struct sefa_qp *qp = to_sqp_ex(qpx);
 
-	pthread_mutex_lock(&qp->sq_lock);
+	sefa_lock(&qp->sq_lock);
 	qp->nstage = 0;
 	qp->session_err = 0;
 }
@@ -246,7 +246,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	}
 	qp->nstage = 0;
 	qp->session_err = 0;
-	pthread_mutex_unlock(&qp->sq_lock);
+	sefa_unlock(&qp->sq_lock);
 	return err;
 }
 
@@ -256,7 +256,7 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 
 	qp->nstage = 0;
 	qp->session_err = 0;
-	pthread_mutex_unlock(&qp->sq_lock);
+	sefa_unlock(&qp->sq_lock);
 }
 
 /* efadv: call after the opcode setter, before wr_complete. */

@@ -4,6 +4,11 @@
 # UD ping-pong, perftest UD and SRD latency and bandwidth (send, RDMA read) between two
 # processes, libfabric's efa provider.
 . "$(dirname "$0")/lib.sh"
+need ibv_devices ibverbs-utils
+need ibv_devinfo ibverbs-utils
+need ibv_ud_pingpong ibverbs-utils
+for t in ib_send_lat ib_send_bw ib_read_lat ib_read_bw; do need $t perftest; done
+need fi_pingpong libfabric-bin
 
 out=$("$SOFTEFA" run -- ibv_devices 2>&1)
 echo "$out" | grep -q "efa_0" && pass "ibv_devices lists efa_0" || fail "ibv_devices: $out"
@@ -96,6 +101,8 @@ if wait_listen "$p"; then
 	cli=$(timeout 60 "$SOFTEFA" run -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" 127.0.0.1 2>&1)
 	echo "$cli" | grep -q "Couldn't post send" &&
 		pass "unsignaled UD send rejected as on EFA" || fail "unsignaled send: $cli"
+else
+	fail "unsignaled UD send: server never listened: $(cat "$LOGDIR/unsig.srv")"
 fi
 kill $spid 2>/dev/null
 wait $spid 2>/dev/null

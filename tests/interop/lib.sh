@@ -13,6 +13,18 @@ fail() {
 	FAILS=$((FAILS + 1))
 }
 
+# A tool a test drives, with its Debian package: missing, the test fails at once and
+# says so (scripts/deps.sh test installs it), rather than fail later for a reason that
+# looks like softefa's or pass a check it never ran.
+need() { # CMD PACKAGE
+	command -v "$1" >/dev/null 2>&1 && return 0
+	echo "FAIL: $1 not found (Debian package $2; scripts/deps.sh test installs it)"
+	exit 1
+}
+need timeout coreutils
+need ss iproute2
+need /usr/bin/python3 python3
+
 pass() {
 	echo "ok: $*"
 }

@@ -4,14 +4,17 @@
 # Usage: pyverbs.sh MODULE[:MIN_PASSED] ...   Each module must run with no error and no
 # failure, and at least MIN_PASSED of its tests must pass (not skip).
 . "$(dirname "$0")/lib.sh"
+need zcat gzip
 
 src=/usr/share/doc/rdma-core/tests
-[ -d "$src" ] || { fail "python3-pyverbs tests not installed at $src"; finish; }
+[ -f "$src/run_tests.py" ] || [ -f "$src/run_tests.py.gz" ] ||
+	{ fail "python3-pyverbs tests not installed at $src"; finish; }
 mkdir -p "$LOGDIR/tests"
 for f in "$src"/*; do
 	case "$f" in
-	*.gz) zcat "$f" >"$LOGDIR/tests/$(basename "$f" .gz)" ;;
-	*) cp "$f" "$LOGDIR/tests/" ;;
+	*.gz) zcat "$f" >"$LOGDIR/tests/$(basename "$f" .gz)" ||
+		{ fail "cannot unpack $f"; finish; } ;;
+	*) cp -r "$f" "$LOGDIR/tests/" || { fail "cannot copy $f"; finish; } ;;
 	esac
 done
 

@@ -9,9 +9,15 @@
 #   on I CMD...              runs CMD in host i, with softefa's environment for it
 #   link_loss I J K PERMILLE random loss on link K between i and j, at both ingresses
 #                            (nftables numgen: this kernel has no netem); 0 removes it
+#   link_drops I J K         packets those loss rules dropped, both ends
 #   link_rate I J K RATE     a tbf rate limit on both ends of the link ("" removes it)
+#   link_rate_stats I J K    "SENT_BYTES DROPPED OVERLIMITS" of those tbf qdiscs, summed
 #   link_set I J K up|down
 #   link_packets I J K       packets that arrived over the link, both directions
+#
+# Every helper that changes the fabric checks that the change took effect and returns
+# non-zero with the reason on stderr when it did not: a fault that was never injected
+# must not let a test pass.
 #
 # Routing: softefa's path p of a process leaves from source port base + p. Policy
 # rules send source port base + p over link p mod LINKS, for four bases (SLOT_BASE +
@@ -37,6 +43,29 @@ fab_link_addr() { # I J K SIDE -> address on that side
 	echo "10.$1$2.$3.$side"
 }
 
+# The tools the fabric and its tests drive, each with its Debian package (all installed
+# by `scripts/deps.sh test`).
+FAB_TOOLS="ip:iproute2 tc:iproute2 ss:iproute2 nft:nftables sysctl:procps timeout:coreutils"
+
+fab_err() {
+	echo "fabric: $*" >&2
+}
+
+# Runs CMD; when it fails, says which command and why (stderr) and returns non-zero.
+fab_must() { # CMD...
+	local out
+	out=$("$@" 2>&1) && return 0
+	fab_err "'$*' failed: ${out:-no message}"
+	return 1
+}
+
+# The same in host i.
+fab_run() { # I CMD...
+	local i=$1
+	shift
+	fab_must ip netns exec "$(fab_ns "$i")" "$@"
+}
+
 fabric_down() {
 	local i
 	for ((i = 1; i <= FAB_HOSTS; i++)); do
@@ -45,42 +74,66 @@ fabric_down() {
 	FAB_HOSTS=0
 }
 
+# Prints the tools of FAB_TOOLS that are missing and fails if there is one. A missing
+# tool is a broken installation (scripts/deps.sh test installs them), not a property
+# of the machine: the tests fail on it rather than skip.
+fabric_tools() {
+	local t missing=""
+	for t in $FAB_TOOLS; do
+		command -v "${t%%:*}" >/dev/null 2>&1 || missing+=" ${t%%:*} (Debian package ${t#*:})"
+	done
+	[ -z "$missing" ] && return 0
+	echo "missing tools:$missing; scripts/deps.sh test installs them"
+	return 1
+}
+
 # Can this machine build a fabric at all? (root, namespaces, veth, policy routing)
+# Prints the reason and returns 1 when it cannot, 2 when a tool is missing (fail, do
+# not skip: see fabric_tools).
 fabric_possible() {
+	local err
 	[ "$(id -u)" -eq 0 ] || {
 		echo "not root"
 		return 1
 	}
+	fabric_tools || return 2
 	local t="${FAB_PREFIX}probe"
-	ip netns add "$t" 2>/dev/null || {
-		echo "network namespaces unavailable"
+	err=$(ip netns add "$t" 2>&1) || {
+		echo "network namespaces unavailable: $err"
 		return 1
 	}
-	if ! ip netns exec "$t" ip link add pa type veth peer name pb 2>/dev/null; then
+	if ! err=$(ip netns exec "$t" ip link add pa type veth peer name pb 2>&1); then
 		ip netns del "$t"
-		echo "veth unavailable"
+		echo "veth unavailable: $err"
 		return 1
 	fi
-	if ! ip netns exec "$t" ip rule add ipproto udp sport 1000-1001 table 100 2>/dev/null; then
+	if ! err=$(ip netns exec "$t" ip rule add ipproto udp sport 1000-1001 table 100 2>&1); then
 		ip netns del "$t"
-		echo "policy routing by source port unavailable"
+		echo "policy routing by source port unavailable: $err"
 		return 1
 	fi
 	ip netns del "$t"
 	return 0
 }
 
+# Builds the fabric; every step is checked, and the first that fails is reported on
+# stderr and makes fabric_up return 1 (as does a missing tool).
 fabric_up() {
-	local n=$1 links=$2 i j k s
+	local n=$1 links=$2 i j k s why
+	if ! why=$(fabric_tools); then
+		fab_err "$why"
+		return 1
+	fi
 	FAB_HOSTS=$n
 	FAB_LINKS=$links
 	trap fabric_down EXIT
 	trap 'fabric_down; exit 130' INT TERM
 	for ((i = 1; i <= n; i++)); do
-		ip netns add "$(fab_ns "$i")" || return 1
-		on_raw "$i" ip link set lo up
-		on_raw "$i" ip addr add "$(host_addr "$i")/32" dev lo
-		on_raw "$i" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+		fab_must ip netns add "$(fab_ns "$i")" || return 1
+		fab_run "$i" ip link set lo up || return 1
+		fab_run "$i" ip addr add "$(host_addr "$i")/32" dev lo || return 1
+		fab_run "$i" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0 || return 1
 	done
 	for ((i = 1; i <= n; i++)); do
 		for ((j = i + 1; j <= n; j++)); do
@@ -88,32 +141,38 @@ fabric_up() {
 				local a b
 				a=$(fab_dev "$i" "$j" "$k" a)
 				b=$(fab_dev "$i" "$j" "$k" b)
-				ip link add "$a" netns "$(fab_ns "$i")" type veth peer name "$b" \
+				fab_must ip link add "$a" netns "$(fab_ns "$i")" type veth peer name "$b" \
 					netns "$(fab_ns "$j")" || return 1
-				on_raw "$i" ip link set "$a" mtu 9000 up
-				on_raw "$j" ip link set "$b" mtu 9000 up
-				on_raw "$i" ip addr add "$(fab_link_addr "$i" "$j" "$k" a)/30" dev "$a"
-				on_raw "$j" ip addr add "$(fab_link_addr "$i" "$j" "$k" b)/30" dev "$b"
-				on_raw "$i" sysctl -qw "net.ipv4.conf.$a.rp_filter=0"
-				on_raw "$j" sysctl -qw "net.ipv4.conf.$b.rp_filter=0"
+				fab_run "$i" ip link set "$a" mtu 9000 up || return 1
+				fab_run "$j" ip link set "$b" mtu 9000 up || return 1
+				fab_run "$i" ip addr add "$(fab_link_addr "$i" "$j" "$k" a)/30" dev "$a" ||
+					return 1
+				fab_run "$j" ip addr add "$(fab_link_addr "$i" "$j" "$k" b)/30" dev "$b" ||
+					return 1
+				fab_run "$i" sysctl -qw "net.ipv4.conf.$a.rp_filter=0" || return 1
+				fab_run "$j" sysctl -qw "net.ipv4.conf.$b.rp_filter=0" || return 1
 				# Table 100 + k: the peer's service address over link k.
-				on_raw "$i" ip route add "$(host_addr "$j")/32" table $((100 + k)) \
-					via "$(fab_link_addr "$i" "$j" "$k" b)" dev "$a" src "$(host_addr "$i")"
-				on_raw "$j" ip route add "$(host_addr "$i")/32" table $((100 + k)) \
-					via "$(fab_link_addr "$i" "$j" "$k" a)" dev "$b" src "$(host_addr "$j")"
+				fab_run "$i" ip route add "$(host_addr "$j")/32" table $((100 + k)) \
+					via "$(fab_link_addr "$i" "$j" "$k" b)" dev "$a" \
+					src "$(host_addr "$i")" || return 1
+				fab_run "$j" ip route add "$(host_addr "$i")/32" table $((100 + k)) \
+					via "$(fab_link_addr "$i" "$j" "$k" a)" dev "$b" \
+					src "$(host_addr "$j")" || return 1
 				if [ "$k" -eq 0 ]; then
-					on_raw "$i" ip route add "$(host_addr "$j")/32" \
-						via "$(fab_link_addr "$i" "$j" 0 b)" dev "$a" src "$(host_addr "$i")"
-					on_raw "$j" ip route add "$(host_addr "$i")/32" \
-						via "$(fab_link_addr "$i" "$j" 0 a)" dev "$b" src "$(host_addr "$j")"
+					fab_run "$i" ip route add "$(host_addr "$j")/32" \
+						via "$(fab_link_addr "$i" "$j" 0 b)" dev "$a" \
+						src "$(host_addr "$i")" || return 1
+					fab_run "$j" ip route add "$(host_addr "$i")/32" \
+						via "$(fab_link_addr "$i" "$j" 0 a)" dev "$b" \
+						src "$(host_addr "$j")" || return 1
 				fi
 			done
 		done
 		for ((s = 0; s < 4; s++)); do
 			for ((k = 0; k < FAB_PATHS; k++)); do
 				local port=$((SLOT_BASE + 100 * s + k))
-				on_raw "$i" ip rule add pref $((1000 + 100 * s + k)) ipproto udp \
-					sport "$port" table $((100 + k % links))
+				fab_run "$i" ip rule add pref $((1000 + 100 * s + k)) ipproto udp \
+					sport "$port" table $((100 + k % links)) || return 1
 			done
 		done
 	done
@@ -136,39 +195,132 @@ on() { # I CMD...
 		SOFTEFA_PATHS=$FAB_PATHS SOFTEFA_MTU=9000 "$@"
 }
 
+# The dropped-packet count of the loss rule on one end's ingress (dev in host);
+# fails (with the reason) when the table or its counting drop rule is not there.
+fab_loss_count() { # HOST DEV
+	local out n
+	if ! out=$(on_raw "$1" nft list table netdev "loss_$2" 2>&1); then
+		fab_err "no loss table on $2: $out"
+		return 1
+	fi
+	n=$(echo "$out" | sed -n 's/.* counter packets \([0-9][0-9]*\) bytes [0-9]* drop.*/\1/p')
+	if [ -z "$n" ]; then
+		fab_err "loss table on $2 has no counting drop rule: $out"
+		return 1
+	fi
+	echo "$n"
+}
+
 link_loss() { # I J K PERMILLE
-	local i=$1 j=$2 k=$3 pm=$4 side host dev t
+	local i=$1 j=$2 k=$3 pm=$4 side host dev t tables
 	for side in a b; do
 		[ $side = a ] && host=$i || host=$j
 		dev=$(fab_dev "$i" "$j" "$k" $side)
 		t="loss_$dev"
-		on_raw "$host" nft delete table netdev "$t" 2>/dev/null || true
+		# The old rule goes first (its absence is fine, a failing nft is not).
+		if ! tables=$(on_raw "$host" nft list tables netdev 2>&1); then
+			fab_err "cannot list nftables tables on host $host: $tables"
+			return 1
+		fi
+		if echo "$tables" | grep -qx "table netdev $t"; then
+			fab_run "$host" nft delete table netdev "$t" || return 1
+		fi
 		[ "$pm" -gt 0 ] || continue
-		on_raw "$host" nft add table netdev "$t"
-		on_raw "$host" nft add chain netdev "$t" in "{ type filter hook ingress device \"$dev\" priority 0; }"
+		fab_run "$host" nft add table netdev "$t" || return 1
+		fab_run "$host" nft add chain netdev "$t" in \
+			"{ type filter hook ingress device \"$dev\" priority 0; }" || return 1
 		if [ "$pm" -ge 1000 ]; then
-			on_raw "$host" nft add rule netdev "$t" in meta protocol ip counter drop
+			fab_run "$host" nft add rule netdev "$t" in meta protocol ip counter drop ||
+				return 1
 		else
-			on_raw "$host" nft add rule netdev "$t" in meta protocol ip \
-				numgen random mod 1000 \< "$pm" counter drop
+			fab_run "$host" nft add rule netdev "$t" in meta protocol ip \
+				numgen random mod 1000 \< "$pm" counter drop || return 1
+		fi
+		# Took effect: the table is there with its counting drop rule.
+		fab_loss_count "$host" "$dev" >/dev/null || return 1
+	done
+}
+
+link_drops() { # I J K
+	local side host n total=0
+	for side in a b; do
+		[ $side = a ] && host=$1 || host=$2
+		n=$(fab_loss_count "$host" "$(fab_dev "$1" "$2" "$3" $side)") || return 1
+		total=$((total + n))
+	done
+	echo "$total"
+}
+
+link_rate() { # I J K RATE
+	local i=$1 j=$2 k=$3 rate=$4 side host dev out
+	for side in a b; do
+		[ $side = a ] && host=$i || host=$j
+		dev=$(fab_dev "$i" "$j" "$k" $side)
+		# A veth's default root (noqueue) cannot be deleted: the result is checked below.
+		on_raw "$host" tc qdisc del dev "$dev" root 2>/dev/null
+		if [ -n "$rate" ]; then
+			fab_run "$host" tc qdisc add dev "$dev" root tbf rate "$rate" \
+				burst 256kb latency 20ms || return 1
+		fi
+		if ! out=$(on_raw "$host" tc qdisc show dev "$dev" root 2>&1); then
+			fab_err "tc qdisc show dev $dev failed: $out"
+			return 1
+		fi
+		if [ -n "$rate" ] && ! echo "$out" | grep -q "^qdisc tbf .* rate "; then
+			fab_err "no tbf qdisc on $dev after adding it: $out"
+			return 1
+		fi
+		if [ -z "$rate" ] && echo "$out" | grep -q "^qdisc tbf "; then
+			fab_err "tbf qdisc still on $dev after removing it: $out"
+			return 1
 		fi
 	done
 }
 
-link_rate() { # I J K RATE
-	local i=$1 j=$2 k=$3 rate=$4 side host dev
+link_rate_stats() { # I J K
+	local side host dev out v s d o sent=0 dropped=0 over=0
 	for side in a b; do
-		[ $side = a ] && host=$i || host=$j
-		dev=$(fab_dev "$i" "$j" "$k" $side)
-		on_raw "$host" tc qdisc del dev "$dev" root 2>/dev/null || true
-		[ -n "$rate" ] || continue
-		on_raw "$host" tc qdisc add dev "$dev" root tbf rate "$rate" burst 256kb latency 20ms
+		[ $side = a ] && host=$1 || host=$2
+		dev=$(fab_dev "$1" "$2" "$3" $side)
+		if ! out=$(on_raw "$host" tc -s qdisc show dev "$dev" root 2>&1) ||
+			! echo "$out" | grep -q "^qdisc tbf "; then
+			fab_err "no tbf qdisc on $dev: $out"
+			return 1
+		fi
+		v=$(echo "$out" | sed -n \
+			's/.*Sent \([0-9]*\) bytes [0-9]* pkt (dropped \([0-9]*\), overlimits \([0-9]*\).*/\1 \2 \3/p')
+		if [ -z "$v" ]; then
+			fab_err "cannot read the tbf statistics of $dev: $out"
+			return 1
+		fi
+		read -r s d o <<<"$v"
+		sent=$((sent + s))
+		dropped=$((dropped + d))
+		over=$((over + o))
 	done
+	echo "$sent $dropped $over"
 }
 
+fab_operstate() { # HOST DEV
+	on_raw "$1" cat "/sys/class/net/$2/operstate" 2>/dev/null
+}
+
+# Sets both ends of the link up or down and waits (bounded, 2 s) until both report
+# that state; fails otherwise.
 link_set() { # I J K up|down
-	on_raw "$1" ip link set "$(fab_dev "$1" "$2" "$3" a)" "$4"
-	on_raw "$2" ip link set "$(fab_dev "$1" "$2" "$3" b)" "$4"
+	local a b sa sb
+	a=$(fab_dev "$1" "$2" "$3" a)
+	b=$(fab_dev "$1" "$2" "$3" b)
+	fab_run "$1" ip link set "$a" "$4" || return 1
+	fab_run "$2" ip link set "$b" "$4" || return 1
+	for _ in $(seq 1 200); do
+		sa=$(fab_operstate "$1" "$a")
+		sb=$(fab_operstate "$2" "$b")
+		[ "$sa" = "$4" ] && [ "$sb" = "$4" ] && return 0
+		sleep 0.01
+	done
+	fab_err "link $3 between hosts $1 and $2 not $4 after 2 s: $a is '$sa', $b is '$sb'"
+	return 1
 }
 
 link_packets() { # I J K

@@ -6,20 +6,32 @@
 # clients talk across hosts: perftest SRD send and read latency and bandwidth,
 # ibv_ud_pingpong, and with one link rate-limited; every link of a pair must carry
 # traffic; a link goes down in the middle of an SRD stream without one error
-# completion; and a short request/response run compares SRD with kernel TCP. Skips
-# (77) when not root or without namespaces.
+# completion; and a short request/response run compares SRD with kernel TCP. Every
+# fault is checked to have acted: the loss rules dropped packets, the rate limit held
+# packets back, the downed link was down and carried nothing while the others carried
+# the stream. Skips (77, with the reason) when not root or without namespaces, veth or
+# policy routing; fails when a tool is missing (scripts/deps.sh test installs them).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fabric.sh"
 : "${SOFTEFA:?SOFTEFA must point at build/bin/softefa}"
 RR=${RR:-$(dirname "$SOFTEFA")/rr}
-LOG=$(mktemp -d /tmp/softefa-netns.XXXXXX)
 FAILS=0
 
-if ! why=$(fabric_possible); then
+why=$(fabric_possible)
+case $? in
+0) ;;
+2)
+	echo "FAIL: $why"
+	exit 1
+	;;
+*)
 	echo "SKIP: namespace fabric unavailable: $why"
 	exit 77
-fi
+	;;
+esac
+# Made only now, so a skip or a missing tool leaves nothing behind (cleanup removes it).
+LOG=$(mktemp -d /tmp/softefa-netns.XXXXXX)
 
 pass() { echo "ok: $*"; }
 fail() {
@@ -35,8 +47,9 @@ cleanup() {
 }
 
 fabric_up 3 4 || {
-	echo "FAIL: could not build the fabric"
+	echo "FAIL: could not build the fabric (the reason is above)"
 	fabric_down
+	rm -rf "$LOG"
 	exit 1
 }
 trap cleanup EXIT
@@ -79,9 +92,21 @@ pair() {
 }
 
 # 5% loss on one link of every pair (link 1: the out-of-band TCP uses link 0).
-link_loss 1 2 1 50
-link_loss 1 3 1 50
-link_loss 2 3 1 50
+for p in "1 2" "1 3" "2 3"; do
+	link_loss ${p% *} ${p#* } 1 50 || fail "5% loss on link 1 of hosts $p: not installed"
+done
+
+# The loss rules of link 1 between I and J dropped packets (the runs saw loss).
+check_drops() { # I J WHAT
+	local d
+	if ! d=$(link_drops "$1" "$2" 1); then
+		fail "$3: cannot read the drop counters of link 1 between hosts $1 and $2"
+	elif [ "$d" -gt 0 ]; then
+		pass "$3: link 1 between hosts $1 and $2 dropped $d packets"
+	else
+		fail "$3: link 1 between hosts $1 and $2 dropped nothing: the runs saw no loss"
+	fi
+}
 
 declare -a before
 for k in 0 1 2 3; do before[$k]=$(link_packets 1 2 "$k"); done
@@ -92,10 +117,35 @@ pair read_lat_srd 120 19303 1 2 ib_read_lat -d efa_0 -c SRD -x 0 -p 19303 -n 200
 pair read_bw_srd 120 19304 1 2 ib_read_bw -d efa_0 -c SRD -x 0 -p 19304
 pair send_lat_srd_h3 120 19305 3 1 ib_send_lat -d efa_0 -c SRD -x 0 -p 19305 -n 2000
 pair ud_pingpong 60 19306 2 3 ibv_ud_pingpong -d efa_0 -g 0 -p 19306 -n 1000
-# One link of hosts 1 and 3 slowed to 1 Gbit/s (tbf): the bandwidth test still runs.
-link_rate 1 3 2 1gbit
-pair send_bw_srd_slow_link 120 19311 1 3 ib_send_bw -d efa_0 -c SRD -x 0 -p 19311
-link_rate 1 3 2 ""
+# SRD between hosts 2 and 3 too (UD's one path does not cross their lossy link).
+pair send_lat_srd_h23 120 19312 2 3 ib_send_lat -d efa_0 -c SRD -x 0 -p 19312 -n 2000
+# One link of hosts 1 and 3 slowed to 1 Gbit/s (tbf): the bandwidth test still runs,
+# and the limit acted (packets went through the tbf and it held some back). 5000
+# messages (45 MB), so that link's share is many times the tbf's burst even when a busy
+# machine slows the test down.
+if link_rate 1 3 2 1gbit; then
+	pair send_bw_srd_slow_link 120 19311 1 3 ib_send_bw -d efa_0 -c SRD -x 0 -p 19311 -n 5000
+	if st=$(link_rate_stats 1 3 2); then
+		read -r sent dropped over <<<"$st"
+		if [ "$sent" -gt 0 ] && [ $((dropped + over)) -gt 0 ]; then
+			pass "1 Gbit/s limit on link 2 of hosts 1 and 3 acted: $sent bytes sent," \
+				"$over overlimits, $dropped dropped"
+		else
+			fail "1 Gbit/s limit on link 2 of hosts 1 and 3 never acted: $sent bytes sent," \
+				"$over overlimits, $dropped dropped"
+		fi
+	else
+		fail "cannot read the tbf statistics of link 2 between hosts 1 and 3"
+	fi
+else
+	fail "1 Gbit/s limit on link 2 of hosts 1 and 3: not installed"
+fi
+link_rate 1 3 2 "" || fail "the rate limit on link 2 of hosts 1 and 3 would not go"
+
+# The 5% loss acted on every pair's runs.
+check_drops 1 2 "5% loss"
+check_drops 1 3 "5% loss"
+check_drops 2 3 "5% loss"
 
 # Spraying: every link between hosts 1 and 2 carried a share.
 for k in 0 1 2 3; do
@@ -110,26 +160,48 @@ done
 # A link goes down in the middle of an SRD stream (perftest's bandwidth test for 3 s):
 # no error completion, and the stream goes on over the other three links.
 down_run() {
-	local k=2 base
+	local k=2 base l
 	base=$(link_packets 1 2 "$k")
 	# Down once the stream is flowing over this link.
 	for _ in $(seq 1 400); do
 		[ $(($(link_packets 1 2 "$k") - base)) -ge 2000 ] && break
 		sleep 0.01
 	done
-	link_set 1 2 "$k" down
+	if [ $(($(link_packets 1 2 "$k") - base)) -lt 2000 ]; then
+		echo "the stream never reached link $k"
+		return 1
+	fi
+	link_set 1 2 "$k" down || return 1 # it checks that both ends say down
+	# Every link's count once it is down: what each carried from here on is checked.
+	for l in 0 1 2 3; do echo "$l $(link_packets 1 2 "$l")"; done >"$LOG/down.at"
 	echo "link $k down"
 }
 (down_run >"$LOG/down.log" 2>&1) &
 dpid=$!
 pair link_down_srd 120 19307 1 2 ib_send_bw -d efa_0 -c SRD -x 0 -p 19307 -D 3
 wait $dpid
-grep -q "link 2 down" "$LOG/down.log" && pass "link 2 went down mid-stream" ||
-	fail "the stream never reached link 2"
-link_set 1 2 2 up
+if grep -q "link 2 down" "$LOG/down.log" && [ -s "$LOG/down.at" ]; then
+	pass "link 2 went down mid-stream"
+	while read -r l at; do
+		d=$(($(link_packets 1 2 "$l") - at))
+		if [ "$l" -eq 2 ]; then
+			# A down veth receives nothing; a few packets of slack for the instant
+			# between the two ends going down.
+			[ "$d" -le 10 ] && pass "link 2, down, carried $d packets" ||
+				fail "link 2 carried $d packets while down"
+		else
+			[ "$d" -ge 1000 ] && pass "link $l carried $d packets of the stream after link 2 went down" ||
+				fail "link $l carried only $d packets after link 2 went down: the stream did not go on over it"
+		fi
+	done <"$LOG/down.at"
+else
+	fail "link 2 down mid-stream: $(cat "$LOG/down.log")"
+fi
+link_set 1 2 2 up || fail "link 2 between hosts 1 and 2 would not come back up"
 
-# Request/response, 8 KiB, SRD and kernel TCP over the same fabric (1% loss on link 1).
-link_loss 1 2 1 10
+# Request/response, 8 KiB, SRD and kernel TCP over the same fabric (1% loss on link 1,
+# which SRD's paths cross; TCP takes link 0).
+link_loss 1 2 1 10 || fail "1% loss on link 1 of hosts 1 and 2: not installed"
 rr_run() { # SERVER_HOST CLIENT_HOST TRANSPORT PORT
 	ON_TIMEOUT=120 on "$1" "$SOFTEFA" run -- "$RR" server --"$3" --port "$4" \
 		>"$LOG/rr_$3.srv" 2>&1 &
@@ -148,6 +220,7 @@ rr_run() { # SERVER_HOST CLIENT_HOST TRANSPORT PORT
 	wait $spid
 }
 rr_run 1 2 srd 19309
+check_drops 1 2 "1% loss under SRD request/response"
 rr_run 1 2 tcp 19310
 
 [ $FAILS -eq 0 ] && echo "netns: all passed" || echo "netns: $FAILS failed"

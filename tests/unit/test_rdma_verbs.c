@@ -8,7 +8,6 @@
  *
  *   test_rdma_verbs [BIG]   BIG: size of the large write and read (default 8M; "1G")
  */
-#include <fcntl.h>
 #include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
 #include <signal.h>
@@ -21,6 +20,7 @@
 
 #include "../../src/net/counters.h"
 #include "check.h"
+#include "engine_stats.h"
 #include "../../src/util/mix.h"
 
 #define QKEY  0x11111111u
@@ -631,27 +631,6 @@ static uint64_t parse_size(const char *s)
 	return v;
 }
 
-/* A counter of a process's engine, from its stats file; -1 when it cannot be read. */
-static int64_t engine_counter(pid_t pid, size_t off)
-{
-	char path[512];
-	struct net_stats_file st;
-	uint64_t v;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/stats/%d.0", getenv("SOFTEFA_RUN_DIR"), (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = pread(fd, &st, sizeof(st), 0);
-	close(fd);
-	if (n != (ssize_t)sizeof(st))
-		return -1;
-	memcpy(&v, (const char *)&st.c + off, sizeof(v));
-	return (int64_t)v;
-}
-
 int main(int argc, char **argv)
 {
 	char run_dir[] = "/tmp/softefa-test-XXXXXX";
@@ -701,14 +680,19 @@ int main(int argc, char **argv)
 	/* Loopback datagrams are 64 KB: the big write's bytes were received in place at the
 	 * target, and the big read's answers here (with SOFTEFA_MTU small, none are). */
 	if (big >= (1u << 20) && !getenv("SOFTEFA_MTU")) {
-		CHECK(engine_counter(child, offsetof(struct net_counters, rx_direct)) > 0);
-		CHECK(engine_counter(getpid(), offsetof(struct net_counters, rx_direct)) > 0);
+		CHECK(ENGINE_COUNTER(child, rx_direct) > 0);
+		CHECK(ENGINE_COUNTER(getpid(), rx_direct) > 0);
 	}
 	test_write_imm();
 	test_inline();
 	test_access();
 	test_dereg_in_flight();
 	test_dereg_imm_in_flight();
+
+	/* With SOFTEFA_FAULT_* set, both engines must have injected the faults: a faults run
+	 * that met none is a clean run. The target's engine is read while it still runs. */
+	CHECK_EQ(engine_faults_check(child, "test_rdma_verbs target"), 0);
+	CHECK_EQ(engine_faults_check(getpid(), "test_rdma_verbs requester"), 0);
 
 	ask(CMD_EXIT, 0, 0, 0, 0);
 	REQUIRE(waitpid(child, &status, 0) == child);

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Object lifetime as rdma-core has it (docs/lifetime.md): ibv_close_device leaves the
+ * application's objects to it, detached from the engine; their later destroy calls
+ * succeed in any order and touch no freed memory (this test runs under ASan and
+ * LeakSanitizer too); the engine is gone with its last context; and teardown called
+ * from a signal handler that interrupted a verbs call of the same thread returns
+ * instead of waiting for itself.
+ */
+#include <arpa/inet.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../src/util/clock.h"
+#include "pair.h"
+
+/* The base UDP port a GID names (docs/addressing.md). */
+static uint16_t gid_port(const union ibv_gid *g)
+{
+	return (uint16_t)(g->raw[6] << 8 | g->raw[7]);
+}
+
+static bool port_free(uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	bool ok;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* libfabric 1.17's failing open: the device is closed, then its PD deallocated. */
+static void test_pd_after_close(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+
+	REQUIRE(list && list[0]);
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	REQUIRE(ctx);
+	pd = ibv_alloc_pd(ctx);
+	REQUIRE(pd);
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/*
+ * Every kind of object alive at close, traffic to it afterwards, and destroys in an
+ * order a live context would refuse (PD first, CQ before its QP, channel before its CQ).
+ */
+static void test_objects_after_close(void)
+{
+	struct end a = {0}, b = {0};
+	struct ibv_wc wc[4];
+	uint32_t a_qpn;
+	uint16_t a_port;
+
+	end_open(&a, 1, 1, 1);
+	end_open(&b, 0, 0, 0);
+	end_connect(&a, &b);
+	end_connect(&b, &a);
+	a_qpn = a.qp->qp_num;
+	a_port = gid_port(&a.gid);
+
+	/* A working pair first: one message each way. */
+	end_post_recv(&a, 0, PAIR_SLOT);
+	end_post_recv(&b, 0, PAIR_SLOT);
+	memset(end_sslot(&b, 0), 0xab, 64);
+	REQUIRE(!end_send(&b, &a, 1, 0, 64, 0, 0));
+	CHECK_EQ(poll_n(b.cq, wc, 1), 1);
+	CHECK_EQ(poll_n(a.cq, wc, 1), 1);
+	CHECK_EQ(wc[0].status, IBV_WC_SUCCESS);
+
+	/* A receive posted and an event armed when the device closes. */
+	end_post_recv(&a, 1, PAIR_SLOT);
+	REQUIRE(!ibv_req_notify_cq(a.cq, 0));
+	memset(end_rslot(&a, 1), 0x11, PAIR_SLOT);
+	CHECK_EQ(ibv_close_device(a.ctx), 0);
+	/* A second close of a context whose objects keep it: refused, not a crash. */
+	CHECK_EQ(ibv_close_device(a.ctx), EINVAL);
+
+	/* The QP is gone from the engine (which b still uses): nothing lands in its
+	 * receive buffer, and the sender completes as UD does. */
+	REQUIRE(!end_send(&b, &a, 2, 0, 64, 0, 0));
+	CHECK_EQ(poll_n(b.cq, wc, 1), 1);
+	for (int i = 0; i < 20000; i++)
+		ibv_poll_cq(b.cq, 4, wc);
+	for (unsigned i = 0; i < PAIR_SLOT; i++)
+		if (end_rslot(&a, 1)[i] != 0x11) {
+			CHECK(!"a closed context's receive buffer was written");
+			break;
+		}
+	CHECK(a_qpn != 0);
+	/* The engine stays while b's context is open. */
+	CHECK(!port_free(a_port));
+
+	CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(a.ch), 0);
+	CHECK_EQ(ibv_destroy_cq(a.cq), 0);
+	CHECK_EQ(ibv_destroy_ah(a.ah), 0);
+	CHECK_EQ(ibv_destroy_qp(a.qp), 0);
+	CHECK_EQ(ibv_dereg_mr(a.mr), 0);
+	free(a.buf);
+	end_close(&b);
+}
+
+/* The engine (its sockets) goes with the last context, even if objects remain. */
+static void test_engine_reclaimed(void)
+{
+	struct end a = {0};
+	uint16_t port;
+
+	end_open(&a, 0, 0, 0);
+	port = gid_port(&a.gid);
+	CHECK(!port_free(port));
+	CHECK_EQ(ibv_close_device(a.ctx), 0);
+	CHECK(port_free(port));
+	CHECK_EQ(ibv_destroy_qp(a.qp), 0);
+	CHECK_EQ(ibv_dereg_mr(a.mr), 0);
+	CHECK_EQ(ibv_destroy_cq(a.cq), 0);
+	CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
+	free(a.buf);
+}
+
+/* SRD sends in flight to a peer that never answers when the device closes. */
+static void test_srd_in_flight(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_qp_init_attr_ex qa = {0};
+	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
+	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
+	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+	static uint8_t buf[4096];
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_ah *ah;
+
+	REQUIRE(list && list[0]);
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	REQUIRE(ctx);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(pd && cq && mr);
+	qa.qp_type = IBV_QPT_DRIVER;
+	qa.send_cq = qa.recv_cq = cq;
+	qa.pd = pd;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qa.cap = (struct ibv_qp_cap){
+	    .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1};
+	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
+	REQUIRE(qp);
+	REQUIRE(!ibv_modify_qp(qp, &attr,
+	                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
+	attr.qp_state = IBV_QPS_RTR;
+	REQUIRE(!ibv_modify_qp(qp, &attr, IBV_QP_STATE));
+	attr.qp_state = IBV_QPS_RTS;
+	REQUIRE(!ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN));
+	/* A peer on a port nobody listens on: the sends stay in flight. */
+	REQUIRE(!ibv_query_gid(ctx, 1, 0, &aa.grh.dgid));
+	aa.grh.dgid.raw[6] ^= 0x40;
+	ah = ibv_create_ah(pd, &aa);
+	REQUIRE(ah);
+	for (int i = 0; i < 8; i++) {
+		struct ibv_sge sge = {(uintptr_t)buf, 512, mr->lkey};
+		struct ibv_send_wr wr = {.wr_id = (uint64_t)i,
+		                         .sg_list = &sge,
+		                         .num_sge = 1,
+		                         .opcode = IBV_WR_SEND,
+		                         .send_flags = IBV_SEND_SIGNALED},
+		                   *bad;
+
+		wr.wr.ud.ah = ah;
+		wr.wr.ud.remote_qpn = 2;
+		wr.wr.ud.remote_qkey = PAIR_QKEY;
+		CHECK_EQ(ibv_post_send(qp, &wr, &bad), 0);
+	}
+	CHECK_EQ(ibv_close_device(ctx), 0);
+	CHECK_EQ(ibv_destroy_cq(cq), 0);
+	CHECK_EQ(ibv_destroy_qp(qp), 0);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+/*
+ * exit() from a signal handler that interrupted the thread inside a verbs call, and
+ * teardown from an atexit hook as libfabric's does: the process must end at once, the
+ * context closed or left to the exit, never waiting for its own locks. Each round is
+ * a child process, so the interrupted call never resumes (as after a real exit).
+ */
+static struct end sig_end;
+
+static void teardown_at_exit(void)
+{
+	/* libfabric's order: the device first, then what it had made on it. */
+	ibv_close_device(sig_end.ctx);
+	ibv_destroy_qp(sig_end.qp);
+	ibv_dereg_mr(sig_end.mr);
+	ibv_destroy_cq(sig_end.cq);
+	ibv_dealloc_pd(sig_end.pd);
+}
+
+static int sig_fd = -1;
+
+static void on_alarm(int sig)
+{
+	uint64_t t = sefa_now_ns();
+
+	(void)sig;
+	/* Tell the parent when the signal came, then exit as libfabric's handler does. */
+	if (write(sig_fd, &t, sizeof(t)) != sizeof(t))
+		_exit(4);
+	exit(0);
+}
+
+static void signal_child(unsigned delay_us)
+{
+	struct sigaction sa = {.sa_handler = on_alarm};
+	struct itimerval it = {.it_value = {0, delay_us}};
+	struct ibv_wc wc[4];
+
+	end_open(&sig_end, 0, 0, 0);
+	end_connect(&sig_end, &sig_end);
+	atexit(teardown_at_exit);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	/* Busy in the data path, where the engine and CQ locks are taken. */
+	for (unsigned i = 0;; i++) {
+		end_post_recv(&sig_end, i % PAIR_SLOTS, PAIR_SLOT);
+		end_send(&sig_end, &sig_end, i, i % PAIR_SLOTS, 64, 0, 0);
+		for (int k = 0; k < 4; k++)
+			ibv_poll_cq(sig_end.cq, 4, wc);
+	}
+}
+
+/* Each round: the child must be gone within 2 s of its signal, with status 0. */
+static void test_exit_in_signal(void)
+{
+	for (int round = 0; round < 20; round++) {
+		unsigned delay = 1000 + (unsigned)(round * 7919) % 20000;
+		uint64_t sig_at = 0, gone_at, t0 = sefa_now_ns();
+		int status = 0, pfd[2];
+		pid_t pid;
+
+		REQUIRE(pipe(pfd) == 0);
+		pid = fork();
+		REQUIRE(pid >= 0);
+		if (pid == 0) {
+			close(pfd[0]);
+			sig_fd = pfd[1];
+			signal_child(delay);
+		}
+		close(pfd[1]);
+		/* Bounded wait: a child that hangs is killed and counted. */
+		while (waitpid(pid, &status, WNOHANG) == 0) {
+			if (sefa_now_ns() - t0 > 20000000000ull) {
+				kill(pid, SIGKILL);
+				waitpid(pid, &status, 0);
+				break;
+			}
+			usleep(1000);
+		}
+		gone_at = sefa_now_ns();
+		if (read(pfd[0], &sig_at, sizeof(sig_at)) != sizeof(sig_at))
+			sig_at = 0;
+		close(pfd[0]);
+		if (!sig_at || gone_at - sig_at > 2000000000ull || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0) {
+			fprintf(
+			    stderr,
+			    "round %d (signal after %u us): %s, status %#x, gone %.3f s after the "
+			    "signal\n",
+			    round, delay, sig_at ? "signalled" : "never signalled", status,
+			    sig_at ? (double)(gone_at - sig_at) / 1e9 : -1.0);
+			CHECK(!"a process did not end within 2 s of exit() in its signal handler");
+		}
+	}
+}
+
+int main(void)
+{
+	test_pd_after_close();
+	test_objects_after_close();
+	test_engine_reclaimed();
+	test_srd_in_flight();
+	test_exit_in_signal();
+	return check_report("test_lifetime");
+}
