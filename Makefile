@@ -40,7 +40,7 @@ test-asan:
 	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug \
 		-DSOFTEFA_SANITIZE=address,undefined >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ctest --output-on-failure -L unit --timeout 600
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -L 'unit|asan' --timeout 600
 
 # The engine is multi-threaded (progress thread, application threads): ThreadSanitizer.
 test-tsan:

@@ -21,10 +21,11 @@ build_pkgs=(gcc make cmake libibverbs-dev)
 #   gzip             zcat (pyverbs' compressed test files)
 #   binutils         objdump (symbols.sh)
 #   git, clang-format  make format-check (git ls-files, clang-format)
+#   valgrind         failing_open.sh (libfabric's failing open, memory checked)
 # Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd) are
 # always there; awk is checked by command below, as any awk will do.
 test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
-	nftables procps gzip binutils git clang-format)
+	nftables procps gzip binutils git clang-format valgrind)
 
 want=()
 case "${1:-build}" in

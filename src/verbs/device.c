@@ -9,6 +9,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,7 +45,14 @@ static void pathf(char *out, size_t cap, const char *fmt, ...)
 static unsigned ndevices;
 static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
 
-#define SYSFS_STAMP "softefa-sysfs-v1"
+/*
+ * The sysfs tree of this configuration: $SOFTEFA_SYSFS_DIR/<key>, the key naming what
+ * the tree's content depends on (format, device count, address), so processes with
+ * other settings use other trees and no tree ever changes (docs/sysfs.md).
+ */
+#define SYSFS_FORMAT "v2"
+#define SYSFS_STAMP  "softefa-sysfs"
+static char tree_dir[PATH_MAX];
 
 bool sefa_is_our_device(const struct ibv_device *dev)
 {
@@ -62,9 +70,13 @@ static void devices_init(void)
 {
 	const struct sefa_config *cfg = sefa_config_get();
 	uint32_t ip = ntohl(cfg->addr.s_addr);
+	char addr[INET_ADDRSTRLEN];
 
 	if (!sefa_config_valid())
 		return;
+	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
+	pathf(tree_dir, sizeof(tree_dir), "%s/%s-%udev-%s", cfg->sysfs_dir, SYSFS_FORMAT,
+	      cfg->ndevs, addr);
 	for (unsigned i = 0; i < cfg->ndevs; i++) {
 		struct sefa_device *d = &devices[i];
 
@@ -74,9 +86,9 @@ static void devices_init(void)
 		snprintf(d->ibdev.name, sizeof(d->ibdev.name), "efa_%u", i);
 		snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "uverbs%u", i);
 		pathf(d->ibdev.dev_path, sizeof(d->ibdev.dev_path),
-		      "%s/class/infiniband_verbs/uverbs%u", cfg->sysfs_dir, i);
+		      "%s/class/infiniband_verbs/uverbs%u", tree_dir, i);
 		pathf(d->ibdev.ibdev_path, sizeof(d->ibdev.ibdev_path),
-		      "%s/class/infiniband/efa_%u", cfg->sysfs_dir, i);
+		      "%s/class/infiniband/efa_%u", tree_dir, i);
 		/* Stable across runs and unique per host address: 5e:fa:<ipv4>:00:<index>. */
 		d->guid = htobe64(0x5efa000000000000ull | ((uint64_t)ip << 16) | i);
 	}
@@ -197,66 +209,74 @@ static int build_tree(const char *root)
 	err |= write_file(dir, "abi_version", "6\n");
 	for (unsigned i = 0; i < ndevices; i++)
 		err |= build_device(root, &devices[i]);
-	err |= write_file(root, SYSFS_STAMP, "%u %08x\n", ndevices,
-	                  (unsigned)sefa_config_get()->addr.s_addr);
+	/* Last: a tree with its stamp is whole (it is renamed into place only then). */
+	err |= write_file(root, SYSFS_STAMP, "%s %u devices, GUIDs of %s\n", SYSFS_FORMAT, ndevices,
+	                  strrchr(tree_dir, '-') + 1);
 	return err;
 }
 
-static bool tree_current(const char *root)
+/* Build directories of processes that died half-way are removed by the next builder. */
+static void remove_dead_builds(const char *dir)
 {
-	char path[PATH_MAX];
-	unsigned n = 0, ip = 0;
-	FILE *f;
-	bool ok;
+	struct dirent *de;
+	DIR *d = opendir(dir);
 
-	pathf(path, sizeof(path), "%s/%s", root, SYSFS_STAMP);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	/* GUIDs in the tree carry the address: a tree for another one is rebuilt. */
-	ok = fscanf(f, "%u %x", &n, &ip) == 2 && n == ndevices &&
-	     ip == (unsigned)sefa_config_get()->addr.s_addr;
-	fclose(f);
-	return ok;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char sub[PATH_MAX];
+		const char *dot;
+		int pid;
+
+		if (strncmp(de->d_name, ".build.", 7) || !(dot = strrchr(de->d_name, '.')))
+			continue;
+		pid = atoi(dot + 1);
+		if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		pathf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		rm_rf(sub);
+	}
+	closedir(d);
 }
 
 /*
- * Builds the tree beside its final place and renames it in, so concurrent processes
- * never see half a tree. The content depends only on the device count and address,
- * both recorded in the stamp file.
+ * Builds this configuration's tree beside its final place and renames it in, unless
+ * it is there already. A tree in place is never touched again: another process may be
+ * reading it, and it holds exactly what this one would write. Two builders racing both
+ * build; the first rename wins and the other's copy is thrown away.
  */
 static void sysfs_build(void)
 {
 	const struct sefa_config *cfg = sefa_config_get();
-	char tmp[PATH_MAX], old[PATH_MAX], parent[PATH_MAX];
-	char *slash;
+	char tmp[PATH_MAX], stamp[PATH_MAX];
+	const char *key;
 
-	if (!ndevices || tree_current(cfg->sysfs_dir))
+	if (!ndevices || !tree_dir[0])
 		return;
-	/* The default tree lives in the per-user run directory: vet it first. */
+	pathf(stamp, sizeof(stamp), "%s/%s", tree_dir, SYSFS_STAMP);
+	if (!access(stamp, F_OK))
+		return;
+	/* The default trees live in the per-user run directory: vet it first. */
 	if (!strncmp(cfg->sysfs_dir, cfg->run_dir, strlen(cfg->run_dir)) &&
 	    sefa_private_dir(cfg->run_dir))
 		return;
-	pathf(parent, sizeof(parent), "%s", cfg->sysfs_dir);
-	slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
-		*slash = '\0';
-		sefa_mkdirs_755(parent);
-	}
-	pathf(tmp, sizeof(tmp), "%s.tmp.%d", cfg->sysfs_dir, (int)getpid());
-	pathf(old, sizeof(old), "%s.old.%d", cfg->sysfs_dir, (int)getpid());
+	if (sefa_mkdirs_755(cfg->sysfs_dir))
+		return;
+	remove_dead_builds(cfg->sysfs_dir);
+	key = strrchr(tree_dir, '/') + 1;
+	pathf(tmp, sizeof(tmp), "%s/.build.%s.%d", cfg->sysfs_dir, key, (int)getpid());
 	rm_rf(tmp);
 	if (sefa_mkdirs_755(tmp) || build_tree(tmp)) {
 		sefa_log(SEFA_LOG_WARN, "could not build the sysfs tree under %s", tmp);
 		rm_rf(tmp);
 		return;
 	}
-	if (rename(tmp, cfg->sysfs_dir)) {
-		/* An older tree is there: move it aside, then put ours in its place. */
-		if (tree_current(cfg->sysfs_dir) || rename(cfg->sysfs_dir, old) ||
-		    rename(tmp, cfg->sysfs_dir))
-			rm_rf(tmp);
-		rm_rf(old);
+	if (rename(tmp, tree_dir)) {
+		/* Another process put its (identical) tree there first. */
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			sefa_log(SEFA_LOG_WARN, "could not put the sysfs tree at %s: %s", tree_dir,
+			         strerror(errno));
+		rm_rf(tmp);
 	}
 }
 
@@ -311,10 +331,12 @@ SEFA_EXPORT int ibv_get_device_index(struct ibv_device *device)
 	return (int)((struct sefa_device *)device)->index;
 }
 
-/* For the softefa tool (SOFTEFA_PRIVATE_1): where this process keeps its state. */
+/* For the softefa tool (SOFTEFA_PRIVATE_1): this configuration's sysfs tree (what
+ * SYSFS_PATH should name), once devices were listed; and where state is kept. */
 SEFA_EXPORT const char *softefa_sysfs_dir(void)
 {
-	return sefa_config_get()->sysfs_dir;
+	pthread_once(&devices_once, devices_init);
+	return tree_dir;
 }
 
 SEFA_EXPORT const char *softefa_run_dir(void)
