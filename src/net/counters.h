@@ -56,7 +56,13 @@
 	X(rdma_reads_rx, "RDMA reads answered from our memory")                                 \
 	X(tx_gso_sends, "runs of datagrams sent as one UDP GSO send")                           \
 	X(rx_gro_batches, "coalesced datagrams received (UDP GRO), split into their segments")  \
-	X(rx_direct, "RDMA datagrams received in place, straight into their memory region")
+	X(rx_direct, "RDMA datagrams received in place, straight into their memory region")     \
+	X(ud_pieces_tx, "UD datagrams sent as pieces of messages larger than one datagram")     \
+	X(ud_pieces_rx, "UD pieces received")                                                   \
+	X(ud_reassembled, "UD messages put together from their pieces")                         \
+	X(ud_reasm_lost, "UD messages dropped: a piece missing after 200 ms, or no free slot")  \
+	X(ud_reasm_bad, "UD messages dropped: pieces that disagree or overlap, or too large")   \
+	X(ud_piece_dups, "UD pieces received twice (dropped)")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

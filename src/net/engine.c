@@ -21,6 +21,7 @@ static bool engine_free(struct net_engine *e)
 		return false;
 	net_srd_stop(e);
 	free(e->fault_held);
+	srd_reasm_del(e->ud_reasm);
 	net_stats_close(e);
 	net_sock_close_all(e);
 	net_peer_free_all(e);
@@ -78,6 +79,11 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		m->msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
 	}
 	net_gid_encode(e->local.sin_addr, e->base_port, e->gid);
+	e->ud_reasm = srd_reasm_new(NET_UD_REASM_SLOTS, cfg->lim.max_msg_size, NET_UD_REASM_NS);
+	if (!e->ud_reasm) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	net_stats_open(e, cfg);
 	err = net_srd_start(e, cfg);
 	if (err)
@@ -176,11 +182,6 @@ struct net_counters *net_engine_counters(struct net_engine *e)
 	return &e->stats->c;
 }
 
-uint32_t net_engine_max_ud(const struct net_engine *e)
-{
-	return e->max_datagram - SRD_UD_HDR_LEN;
-}
-
 int net_ep_register(struct net_engine *e, struct net_ep *ep)
 {
 	for (unsigned tries = 0; tries < NET_QPN_MAX; tries++) {
@@ -205,47 +206,6 @@ void net_ep_unregister(struct net_engine *e, struct net_ep *ep)
 	}
 }
 
-int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct srd_ud_hdr *h,
-                const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy)
-{
-	struct srd_ud_hdr hh = *h;
-	struct mmsghdr *m;
-	unsigned k;
-
-	if (iovcnt + 1 > NET_TX_IOV || SRD_UD_HDR_LEN + (size_t)h->payload_len > e->max_datagram ||
-	    (copy && h->payload_len > NET_INLINE_MAX))
-		return -EMSGSIZE;
-	if (e->ntx == NET_TX_BATCH)
-		net_engine_flush(e);
-	k = e->ntx++;
-	hh.src_port = e->base_port; /* our identity, whichever path carries it */
-	srd_ud_encode(e->tx_hdr[k], &hh);
-	e->tx_iov[k][0].iov_base = e->tx_hdr[k];
-	e->tx_iov[k][0].iov_len = SRD_UD_HDR_LEN;
-	if (copy) {
-		size_t off = SRD_UD_HDR_LEN;
-
-		for (unsigned i = 0; i < iovcnt; i++) {
-			memcpy(e->tx_hdr[k] + off, iov[i].iov_base, iov[i].iov_len);
-			off += iov[i].iov_len;
-		}
-		e->tx_iov[k][0].iov_len = off;
-		iovcnt = 0;
-	} else {
-		for (unsigned i = 0; i < iovcnt; i++)
-			e->tx_iov[k][i + 1] = iov[i];
-	}
-	e->tx_addr[k] = peer->sa;
-	e->tx_path[k] = path % e->npaths;
-	m = &e->tx_msgs[k];
-	memset(m, 0, sizeof(*m));
-	m->msg_hdr.msg_name = &e->tx_addr[k];
-	m->msg_hdr.msg_namelen = sizeof(e->tx_addr[k]);
-	m->msg_hdr.msg_iov = e->tx_iov[k];
-	m->msg_hdr.msg_iovlen = iovcnt + 1;
-	return 0;
-}
-
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
                         const struct sockaddr_in *from)
 {
@@ -260,13 +220,23 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 
 	c->rx_pkts++;
 	c->rx_bytes += len;
-	err = srd_wire_peek_type(pkt, len);
-	if (err == SRD_PKT_DATA || err == SRD_PKT_ACK)
+	switch (srd_wire_peek_type(pkt, len)) {
+	case SRD_PKT_DATA:
+	case SRD_PKT_ACK:
 		err = net_srd_input(e, pkt, len, from);
-	else
+		if (!err)
+			return;
+		break;
+	case SRD_PKT_UD_FRAG:
+		/* A piece: on with the message once it is whole (> 0: not yet, or dropped). */
+		err = net_ud_piece(e, pkt, len, from, &h, &payload);
+		if (err > 0)
+			return;
+		break;
+	default:
 		err = srd_ud_decode(pkt, len, &h, &payload);
-	if (err == 0 && pkt[3] != SRD_PKT_UD)
-		return;
+		break;
+	}
 	if (err) {
 		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
 		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);

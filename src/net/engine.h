@@ -156,10 +156,11 @@ uint16_t net_peer_ahn_for(const struct net_peer *p, const void *owner);
 const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn);
 
 /*
- * Queues one UD datagram (header + the iovecs) to peer on the given path (locked).
+ * Queues one UD message (header + the iovecs) to peer on the given path (locked): one
+ * datagram, or pieces of the path's datagram size when it is larger (docs/wire.md).
  * Without copy, the iovecs must stay valid until net_engine_flush(); with copy (for
  * inline data, at most NET_INLINE_MAX bytes) they are copied now. Returns 0, or
- * -EMSGSIZE when the datagram is too large.
+ * -EMSGSIZE when the message is too large (more than 16 iovecs, or 64 KiB).
  */
 int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct srd_ud_hdr *h,
                 const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy);
@@ -215,8 +216,5 @@ void net_engine_want_progress(struct net_engine *e);
 
 /* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
 void net_engine_arm_count(struct net_engine *e, int delta);
-
-/* The largest UD payload one datagram carries on these paths. */
-uint32_t net_engine_max_ud(const struct net_engine *e);
 
 #endif

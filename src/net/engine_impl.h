@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include "engine.h"
+#include "../srd/ud_reasm.h"
 #include "../util/config.h"
 #include "../util/lock.h"
 
@@ -35,6 +36,9 @@
 #define NET_GSO_IOV   1024u
 /* RDMA payloads this large are received in place once such a stream is seen. */
 #define NET_DIRECT_MIN (16u << 10)
+/* UD messages under way in pieces at once, and how long one may take to be whole. */
+#define NET_UD_REASM_SLOTS 64u
+#define NET_UD_REASM_NS    (200ull * 1000000)
 /* A GRO receive slot holds the largest coalesced datagram. */
 #define NET_GRO_SLOT 65535u
 
@@ -82,7 +86,7 @@ struct net_engine {
 	/* Transmit batch: per path, flushed with sendmmsg. */
 	struct mmsghdr tx_msgs[NET_TX_BATCH];
 	struct iovec tx_iov[NET_TX_BATCH][NET_TX_IOV];
-	uint8_t tx_hdr[NET_TX_BATCH][SRD_UD_HDR_LEN + NET_INLINE_MAX];
+	uint8_t tx_hdr[NET_TX_BATCH][SRD_UD_FRAG_HDR_LEN + NET_INLINE_MAX];
 	struct sockaddr_in tx_addr[NET_TX_BATCH];
 	unsigned tx_path[NET_TX_BATCH];
 	unsigned ntx;
@@ -92,6 +96,11 @@ struct net_engine {
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
 	} gso_ctrl[NET_TX_BATCH];
+
+	/* UD messages larger than a datagram: numbered when sent in pieces, and put
+	 * together on arrival. */
+	uint32_t ud_msg_id;
+	struct srd_reasm *ud_reasm;
 
 	/* Progress thread. */
 	pthread_t thread;
@@ -190,6 +199,11 @@ void net_timer_sync(struct net_engine *e);
 /* stats.c */
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);
 void net_stats_close(struct net_engine *e);
+
+/* ud.c: a piece of a UD message (locked). 0 with *h and *payload the whole message when
+ * this piece completed it; > 0 when it was kept or dropped (counted); a wire error. */
+int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
+                 const struct sockaddr_in *from, struct srd_ud_hdr *h, const uint8_t **payload);
 
 /* peer.c */
 struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa);

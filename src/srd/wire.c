@@ -38,7 +38,7 @@ int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 		return SRD_WIRE_ERR_MAGIC;
 	if (pkt[2] != SRD_WIRE_VERSION)
 		return SRD_WIRE_ERR_VERSION;
-	if (pkt[3] < SRD_PKT_UD || pkt[3] > SRD_PKT_ACK)
+	if (pkt[3] < SRD_PKT_UD || pkt[3] > SRD_PKT_UD_FRAG)
 		return SRD_WIRE_ERR_TYPE;
 	return pkt[3];
 }
@@ -56,9 +56,9 @@ static void put_prefix(uint8_t *buf, uint8_t type)
 	buf[3] = type;
 }
 
-size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h)
+static void put_ud(uint8_t *buf, uint8_t type, const struct srd_ud_hdr *h)
 {
-	put_prefix(buf, SRD_PKT_UD);
+	put_prefix(buf, type);
 	put16(buf + 4, h->src_port);
 	put16(buf + 6, h->dst_qpn);
 	put16(buf + 8, h->src_qpn);
@@ -68,18 +68,24 @@ size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h)
 	put32(buf + 16, h->imm);
 	put16(buf + 20, h->payload_len);
 	put16(buf + 22, 0);
+}
+
+size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h)
+{
+	put_ud(buf, SRD_PKT_UD, h);
 	return SRD_UD_HDR_LEN;
 }
 
-int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const uint8_t **payload)
+/* The UD header of a datagram of this type, hdr_len bytes of header in all. */
+static int get_ud(const uint8_t *pkt, size_t len, int want, size_t hdr_len, struct srd_ud_hdr *h)
 {
 	int type = srd_wire_peek_type(pkt, len);
 
 	if (type < 0)
 		return type;
-	if (type != SRD_PKT_UD)
+	if (type != want)
 		return SRD_WIRE_ERR_TYPE;
-	if (len < SRD_UD_HDR_LEN)
+	if (len < hdr_len)
 		return SRD_WIRE_ERR_SHORT;
 	h->src_port = get16(pkt + 4);
 	h->dst_qpn = get16(pkt + 6);
@@ -91,12 +97,50 @@ int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const ui
 	h->payload_len = get16(pkt + 20);
 	if (get16(pkt + 22) != 0 || (h->flags & ~SRD_UD_F_IMM))
 		return SRD_WIRE_ERR_FORMAT;
-	if (len - SRD_UD_HDR_LEN != h->payload_len)
-		return len - SRD_UD_HDR_LEN < h->payload_len ? SRD_WIRE_ERR_SHORT
-		                                             : SRD_WIRE_ERR_FORMAT;
+	if (len - hdr_len != h->payload_len)
+		return len - hdr_len < h->payload_len ? SRD_WIRE_ERR_SHORT : SRD_WIRE_ERR_FORMAT;
 	if (h->src_port == 0)
 		return SRD_WIRE_ERR_FORMAT;
+	return 0;
+}
+
+int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const uint8_t **payload)
+{
+	int err = get_ud(pkt, len, SRD_PKT_UD, SRD_UD_HDR_LEN, h);
+
+	if (err)
+		return err;
 	*payload = pkt + SRD_UD_HDR_LEN;
+	return 0;
+}
+
+/*
+ * UD_FRAG layout (32 bytes): the 24-byte UD header (type 4, payload_len of this piece),
+ * then 24 msg_id u32 | 28 msg_len u16 | 30 offset u16.
+ */
+size_t srd_ud_frag_encode(uint8_t *buf, const struct srd_ud_hdr *h, const struct srd_ud_frag *f)
+{
+	put_ud(buf, SRD_PKT_UD_FRAG, h);
+	put32(buf + 24, f->msg_id);
+	put16(buf + 28, f->msg_len);
+	put16(buf + 30, f->offset);
+	return SRD_UD_FRAG_HDR_LEN;
+}
+
+int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, struct srd_ud_frag *f,
+                       const uint8_t **payload)
+{
+	int err = get_ud(pkt, len, SRD_PKT_UD_FRAG, SRD_UD_FRAG_HDR_LEN, h);
+
+	if (err)
+		return err;
+	f->msg_id = get32(pkt + 24);
+	f->msg_len = get16(pkt + 28);
+	f->offset = get16(pkt + 30);
+	/* A piece is never empty and lies inside its message. */
+	if (h->payload_len == 0 || (uint32_t)f->offset + h->payload_len > f->msg_len)
+		return SRD_WIRE_ERR_FORMAT;
+	*payload = pkt + SRD_UD_FRAG_HDR_LEN;
 	return 0;
 }
 

@@ -16,9 +16,10 @@
 #define SRD_WIRE_VERSION 1u
 
 enum srd_pkt_type {
-	SRD_PKT_UD = 1,   /* one unreliable datagram message */
-	SRD_PKT_DATA = 2, /* one packet of a reliable (SRD) message */
-	SRD_PKT_ACK = 3,  /* selective acknowledgement and negative acknowledgements */
+	SRD_PKT_UD = 1,      /* one unreliable datagram message */
+	SRD_PKT_DATA = 2,    /* one packet of a reliable (SRD) message */
+	SRD_PKT_ACK = 3,     /* selective acknowledgement and negative acknowledgements */
+	SRD_PKT_UD_FRAG = 4, /* one piece of a UD message too large for one datagram */
 };
 
 enum srd_ud_flags {
@@ -38,6 +39,25 @@ struct srd_ud_hdr {
 	uint32_t imm; /* host order; converted to __be32 at the verbs boundary */
 	uint16_t payload_len;
 };
+
+/*
+ * A UD message larger than one datagram of the path travels in pieces (type 4): the UD
+ * header, then which message and where in it. Every piece of a message repeats the
+ * same UD header fields; the receiver delivers the message only whole (docs/wire.md).
+ */
+#define SRD_UD_FRAG_HDR_LEN 32u
+
+struct srd_ud_frag {
+	uint32_t msg_id;  /* the sending engine's number for the message */
+	uint16_t msg_len; /* the whole message */
+	uint16_t offset;  /* of this piece's payload in the message */
+};
+
+/* Writes the header of a piece (payload_len in h is the piece's); returns its length. */
+size_t srd_ud_frag_encode(uint8_t *buf, const struct srd_ud_hdr *h, const struct srd_ud_frag *f);
+/* Decodes a whole piece: 0 and *payload (h->payload_len bytes), or an srd_wire_err. */
+int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, struct srd_ud_frag *f,
+                       const uint8_t **payload);
 
 /* ---- SRD data ---------------------------------------------------------------- */
 

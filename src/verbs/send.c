@@ -113,7 +113,9 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 			total += w->sge[i].length;
 		}
 	}
-	if (total > qp->ctx->cfg->lim.max_msg_size || total > net_engine_max_ud(eng)) {
+	/* Any size up to the device's: larger than a datagram of the path, it goes in
+	 * pieces and is put together at the receiver. */
+	if (total > qp->ctx->cfg->lim.max_msg_size) {
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
 		goto done;
 	}

@@ -13,6 +13,7 @@
 #   link_rate I J K RATE     a tbf rate limit on both ends of the link ("" removes it)
 #   link_rate_stats I J K    "SENT_BYTES DROPPED OVERLIMITS" of those tbf qdiscs, summed
 #   link_set I J K up|down
+#   link_mtu I J K MTU       the link's MTU at both ends (checked)
 #   link_packets I J K       packets that arrived over the link, both directions
 #
 # Every helper that changes the fabric checks that the change took effect and returns
@@ -186,13 +187,13 @@ on_raw() { # I CMD...
 }
 
 # softefa's environment for a process in host i; SLOT picks its port base (0..3),
-# ON_TIMEOUT bounds it (seconds).
+# ON_TIMEOUT bounds it (seconds), ON_MTU is the paths' MTU (default 9000, the links').
 on() { # I CMD...
 	local i=$1
 	shift
 	${ON_TIMEOUT:+timeout "$ON_TIMEOUT"} ip netns exec "$(fab_ns "$i")" env \
 		SOFTEFA_ADDR="$(host_addr "$i")" SOFTEFA_PORT=$((SLOT_BASE + 100 * ${SLOT:-0})) \
-		SOFTEFA_PATHS=$FAB_PATHS SOFTEFA_MTU=9000 "$@"
+		SOFTEFA_PATHS=$FAB_PATHS SOFTEFA_MTU=${ON_MTU:-9000} "$@"
 }
 
 # The dropped-packet count of the loss rule on one end's ingress (dev in host);
@@ -321,6 +322,20 @@ link_set() { # I J K up|down
 	done
 	fab_err "link $3 between hosts $1 and $2 not $4 after 2 s: $a is '$sa', $b is '$sb'"
 	return 1
+}
+
+link_mtu() { # I J K MTU: both ends, checked
+	local side host dev got
+	for side in a b; do
+		[ $side = a ] && host=$1 || host=$2
+		dev=$(fab_dev "$1" "$2" "$3" $side)
+		fab_run "$host" ip link set "$dev" mtu "$4" || return 1
+		got=$(on_raw "$host" cat "/sys/class/net/$dev/mtu" 2>/dev/null)
+		if [ "$got" != "$4" ]; then
+			fab_err "link $3 between hosts $1 and $2: $dev has MTU '$got', not $4"
+			return 1
+		fi
+	done
 }
 
 link_packets() { # I J K

@@ -223,5 +223,24 @@ rr_run 1 2 srd 19309
 check_drops 1 2 "1% loss under SRD request/response"
 rr_run 1 2 tcp 19310
 
+# UD at full size over 1500-byte links (hosts 2 and 3, every link, loss off): messages
+# up to the device's size travel in pieces, as the paths' MTU says. perftest UD at every
+# size (to 4096, the port's active_mtu), fi_pingpong's dgram endpoint at every size with
+# its data check, ibv_ud_pingpong at 4096.
+link_loss 2 3 1 0 || fail "loss on link 1 of hosts 2 and 3 would not go"
+mtu_ok=1
+for k in 0 1 2 3; do link_mtu 2 3 "$k" 1500 || mtu_ok=0; done
+if [ $mtu_ok = 1 ]; then
+	pass "every link between hosts 2 and 3 has MTU 1500"
+	ON_MTU=1500 pair ud_lat_mtu1500 120 19320 2 3 ib_send_lat -d efa_0 -c UD -x 0 -p 19320 -a -n 200
+	ON_MTU=1500 pair ud_bw_mtu1500 120 19321 2 3 ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -p 19321 -a -n 200
+	ON_MTU=1500 pair ud_pingpong_mtu1500 60 19322 2 3 ibv_ud_pingpong -d efa_0 -g 0 -p 19322 -s 4096 -n 500
+	ON_MTU=1500 pair fi_dgram_mtu1500 120 19323 3 2 fi_pingpong -p efa -e dgram -S all -c -I 20 \
+		-B 19323 -P 19323
+else
+	fail "the links between hosts 2 and 3 would not take MTU 1500"
+fi
+for k in 0 1 2 3; do link_mtu 2 3 "$k" 9000 || fail "link $k of hosts 2 and 3 would not go back to MTU 9000"; done
+
 [ $FAILS -eq 0 ] && echo "netns: all passed" || echo "netns: $FAILS failed"
 exit $((FAILS > 0))

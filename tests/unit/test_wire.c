@@ -123,11 +123,50 @@ static void test_random(void)
 	}
 }
 
+/* UD pieces (type 4): a round trip, every prefix refused, and the piece's own rules. */
+static void test_piece(void)
+{
+	struct srd_ud_hdr h = {.src_port = 4791,
+	                       .dst_qpn = 7,
+	                       .src_qpn = 9,
+	                       .qkey = 5,
+	                       .payload_len = 100},
+	                  d;
+	struct srd_ud_frag f = {.msg_id = 0xa1b2c3d4, .msg_len = 8928, .offset = 8828}, g;
+	const uint8_t *payload;
+	uint8_t buf[256] = {0};
+	size_t len = srd_ud_frag_encode(buf, &h, &f) + 100;
+
+	CHECK_EQ(len, SRD_UD_FRAG_HDR_LEN + 100);
+	CHECK_EQ(srd_wire_peek_type(buf, len), SRD_PKT_UD_FRAG);
+	CHECK_EQ(srd_ud_frag_decode(buf, len, &d, &g, &payload), 0);
+	CHECK_EQ(d.src_port, 4791);
+	CHECK_EQ(d.payload_len, 100);
+	CHECK_EQ(g.msg_id, 0xa1b2c3d4u);
+	CHECK_EQ(g.msg_len, 8928);
+	CHECK_EQ(g.offset, 8828);
+	CHECK(payload == buf + SRD_UD_FRAG_HDR_LEN);
+	/* A piece is no whole UD datagram, nor the other way round. */
+	CHECK_EQ(srd_ud_decode(buf, len, &d, &payload), SRD_WIRE_ERR_TYPE);
+	for (size_t n = 0; n < len; n++)
+		CHECK(srd_ud_frag_decode(buf, n, &d, &g, &payload) < 0);
+	/* Past the message's end, and empty: refused. */
+	f.offset = 8829;
+	srd_ud_frag_encode(buf, &h, &f);
+	CHECK_EQ(srd_ud_frag_decode(buf, len, &d, &g, &payload), SRD_WIRE_ERR_FORMAT);
+	f.offset = 0;
+	h.payload_len = 0;
+	srd_ud_frag_encode(buf, &h, &f);
+	CHECK_EQ(srd_ud_frag_decode(buf, SRD_UD_FRAG_HDR_LEN, &d, &g, &payload),
+	         SRD_WIRE_ERR_FORMAT);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_truncated();
 	test_malformed();
 	test_random();
+	test_piece();
 	return check_report("test_wire");
 }

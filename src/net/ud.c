@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * UD datagrams. A message that fits one datagram of the path goes as one (type 1); a
+ * larger one, up to the device's message size, goes in pieces of the path's datagram
+ * size (type 4, docs/wire.md) and the receiver puts it together (src/srd/ud_reasm.c),
+ * delivering it only whole. So UD carries the device's full message size on any link,
+ * as EFA's UD does on every fabric it runs on.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Queues one datagram: hdr_len bytes of header already in tx_hdr[k], then the iovecs. */
+static void queue(struct net_engine *e, unsigned k, size_t hdr_len, const struct net_peer *peer,
+                  const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy)
+{
+	struct mmsghdr *m = &e->tx_msgs[k];
+
+	e->tx_iov[k][0].iov_base = e->tx_hdr[k];
+	e->tx_iov[k][0].iov_len = hdr_len;
+	if (copy) {
+		size_t off = hdr_len;
+
+		for (unsigned i = 0; i < iovcnt; i++) {
+			memcpy(e->tx_hdr[k] + off, iov[i].iov_base, iov[i].iov_len);
+			off += iov[i].iov_len;
+		}
+		e->tx_iov[k][0].iov_len = off;
+		iovcnt = 0;
+	} else {
+		for (unsigned i = 0; i < iovcnt; i++)
+			e->tx_iov[k][i + 1] = iov[i];
+	}
+	e->tx_addr[k] = peer->sa;
+	e->tx_path[k] = path % e->npaths;
+	memset(m, 0, sizeof(*m));
+	m->msg_hdr.msg_name = &e->tx_addr[k];
+	m->msg_hdr.msg_namelen = sizeof(e->tx_addr[k]);
+	m->msg_hdr.msg_iov = e->tx_iov[k];
+	m->msg_hdr.msg_iovlen = iovcnt + 1;
+}
+
+/* A slot in the transmit batch, flushing a full one first. */
+static unsigned tx_slot(struct net_engine *e)
+{
+	if (e->ntx == NET_TX_BATCH)
+		net_engine_flush(e);
+	return e->ntx++;
+}
+
+/* Bytes [off, off + len) of the iovecs as iovecs of their own; returns their count. */
+static unsigned iov_slice(const struct iovec *iov, unsigned iovcnt, size_t off, size_t len,
+                          struct iovec *out)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < iovcnt && len; i++) {
+		size_t l = iov[i].iov_len;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		out[n].iov_base = (uint8_t *)iov[i].iov_base + off;
+		out[n].iov_len = l - off < len ? l - off : len;
+		len -= out[n].iov_len;
+		off = 0;
+		n++;
+	}
+	return n;
+}
+
+int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct srd_ud_hdr *h,
+                const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy)
+{
+	struct srd_ud_hdr hh = *h;
+	struct srd_ud_frag f;
+	uint32_t piece;
+
+	if (iovcnt + 1 > NET_TX_IOV || (copy && h->payload_len > NET_INLINE_MAX))
+		return -EMSGSIZE;
+	hh.src_port = e->base_port; /* our identity, whichever path carries it */
+	if (SRD_UD_HDR_LEN + (size_t)h->payload_len <= e->max_datagram) {
+		unsigned k = tx_slot(e);
+
+		srd_ud_encode(e->tx_hdr[k], &hh);
+		queue(e, k, SRD_UD_HDR_LEN, peer, iov, iovcnt, path, copy);
+		return 0;
+	}
+	/* In pieces, all on the flow's one path: the receiver knows them by it. */
+	piece = e->max_datagram - SRD_UD_FRAG_HDR_LEN;
+	f.msg_id = e->ud_msg_id++;
+	f.msg_len = h->payload_len;
+	for (uint32_t off = 0; off < f.msg_len; off += piece) {
+		uint32_t n = f.msg_len - off < piece ? f.msg_len - off : piece;
+		struct iovec part[NET_TX_IOV - 1];
+		unsigned k = tx_slot(e);
+
+		hh.payload_len = (uint16_t)n;
+		f.offset = (uint16_t)off;
+		srd_ud_frag_encode(e->tx_hdr[k], &hh, &f);
+		queue(e, k, SRD_UD_FRAG_HDR_LEN, peer, part, iov_slice(iov, iovcnt, off, n, part),
+		      path, copy);
+		e->stats->c.ud_pieces_tx++;
+	}
+	return 0;
+}
+
+int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
+                 const struct sockaddr_in *from, struct srd_ud_hdr *h, const uint8_t **payload)
+{
+	const struct srd_reasm_stats *st = srd_reasm_stats(e->ud_reasm);
+	struct net_counters *c = &e->stats->c;
+	struct srd_ud_hdr ph;
+	struct srd_ud_frag f;
+	struct srd_reasm_key k;
+	const uint8_t *data;
+	int err = srd_ud_frag_decode(pkt, len, &ph, &f, &data);
+
+	if (err)
+		return err;
+	c->ud_pieces_rx++;
+	/* Nothing is kept for a message no QP of ours could take. */
+	if (!e->eps[ph.dst_qpn]) {
+		c->rx_unknown_qpn++;
+		return 1;
+	}
+	if (!e->eps[ph.dst_qpn]->ops->rx_ud) {
+		c->rx_wrong_type++;
+		return 1;
+	}
+	k.ip = from->sin_addr.s_addr;
+	k.port = from->sin_port;
+	k.src_qpn = ph.src_qpn;
+	k.msg_id = f.msg_id;
+	err = srd_reasm_feed(e->ud_reasm, &k, &ph, &f, data, e->rx_now, h, payload);
+	c->ud_reassembled = st->done;
+	c->ud_reasm_lost = st->timed_out + st->evicted;
+	c->ud_reasm_bad = st->bad;
+	c->ud_piece_dups = st->dups;
+	return err == SRD_REASM_DONE ? 0 : 1;
+}
