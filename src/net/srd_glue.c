@@ -132,6 +132,9 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	c.npaths = e->npaths;
 	c.peer_timeout_ns = cfg->srd_timeout_ms * 1000000ull;
 	c.rnr_delay_ns = cfg->srd_rnr_delay_us * 1000ull;
+	c.rnr_max_ns = cfg->srd_rnr_max_us * 1000ull;
+	if (c.rnr_max_ns < c.rnr_delay_ns)
+		c.rnr_max_ns = c.rnr_delay_ns;
 	c.rto_min_ns = cfg->srd_rto_min_us * 1000ull;
 	if (c.rto_init_ns < c.rto_min_ns)
 		c.rto_init_ns = c.rto_min_ns;

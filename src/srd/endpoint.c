@@ -22,7 +22,8 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->rto_max_ns = 200000000ull;       /* 200 ms */
 	cfg->rto_init_ns = 5000000ull;        /* 5 ms until a sample */
 	cfg->peer_timeout_ns = 3000000000ull; /* 3 s without progress */
-	cfg->rnr_delay_ns = 100000ull;        /* 100 us */
+	cfg->rnr_delay_ns = 100000ull;        /* 100 us, doubling per refusal (docs/srd.md) */
+	cfg->rnr_max_ns = 10000000ull;        /* up to 10 ms */
 	cfg->path_cooldown_ns = 50000000ull;  /* 50 ms */
 	cfg->init_cwnd = 64;
 	cfg->cc_target_ns = 200000ull; /* 200 us above the base RTT */

@@ -574,6 +574,33 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, 
 	}
 }
 
+/*
+ * How long a packet refused for lack of a receive waits before it goes again: the
+ * first wait of its message's refusals, doubled with each further one, up to the cap.
+ * A receiver briefly out of receives gets them back within a round trip or two; one
+ * that stays out (rnr_retry 7 never gives up) is asked less and less often.
+ */
+static uint64_t rnr_wait(const struct srd_ep *ep, uint32_t rounds)
+{
+	uint64_t w = ep->cfg.rnr_delay_ns;
+
+	for (uint32_t i = 1; i < rounds && w < ep->cfg.rnr_max_ns; i++)
+		w <<= 1;
+	return w < ep->cfg.rnr_max_ns ? w : ep->cfg.rnr_max_ns;
+}
+
+/* The RNR queue stays ordered by due time (waits differ per message): new ones are
+ * mostly latest, so the walk starts at the tail. */
+static void rnrq_insert(struct srd_tx *tx, struct srd_slot *s)
+{
+	struct list_node *at = tx->rnrq.prev;
+
+	while (at != &tx->rnrq &&
+	       container_of(at, struct srd_slot, q)->rnr_until_ns > s->rnr_until_ns)
+		at = at->prev;
+	list_add_tail(at->next, &s->q); /* right after `at` */
+}
+
 /* Returns true when the refusal was news (a repeat of one already heard is not). */
 static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 {
@@ -606,8 +633,11 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	}
 	slot_unlink(p, s);
 	s->state = PKT_RNR;
-	s->rnr_until_ns = now + ep->cfg.rnr_delay_ns;
-	list_add_tail(&tx->rnrq, &s->q);
+	/* It arrived and was answered: not a loss, and its resend is a first try again
+	 * (no doubled timeout, an RTT sample when acked). */
+	s->tx_count = 0;
+	s->rnr_until_ns = now + rnr_wait(ep, m->rnr_count);
+	rnrq_insert(tx, s);
 	return true;
 }
 

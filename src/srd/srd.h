@@ -52,6 +52,7 @@ struct srd_config {
 	uint64_t rto_init_ns;      /* before any RTT sample */
 	uint64_t peer_timeout_ns;  /* no progress for this long: messages fail (13 / 15) */
 	uint64_t rnr_delay_ns;     /* wait before resending a packet the receiver had no WQE for */
+	uint64_t rnr_max_ns;       /* ...doubling with each refusal of its message, up to this */
 	uint64_t path_cooldown_ns; /* a failed path is retried (probed) after this */
 	uint32_t init_cwnd;        /* congestion window at start, in packets */
 	uint64_t cc_target_ns;     /* delay above the base RTT the controller tolerates */

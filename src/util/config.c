@@ -146,6 +146,8 @@ static void config_load(void)
 	c->srd_timeout_ms = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_RNR_DELAY_US", 100, 1, 10000000, &v);
 	c->srd_rnr_delay_us = (uint32_t)v;
+	ok &= env_u64("SOFTEFA_RNR_MAX_US", 10000, 1, 10000000, &v);
+	c->srd_rnr_max_us = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_RTO_MIN_US", 1000, 10, 10000000, &v);
 	c->srd_rto_min_us = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_FAULT_DROP", 0, 0, 100, &v);

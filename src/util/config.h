@@ -44,6 +44,7 @@ struct sefa_config {
 	bool allow_unsignaled;
 	uint32_t srd_timeout_ms;   /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */
 	uint32_t srd_rnr_delay_us; /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */
+	uint32_t srd_rnr_max_us;   /* SOFTEFA_RNR_MAX_US: the wait doubles up to this */
 	uint32_t srd_rto_min_us;   /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
 	uint32_t fault_drop, fault_dup, fault_reorder; /* SOFTEFA_FAULT_*: test hooks, % */
 	uint64_t fault_seed;

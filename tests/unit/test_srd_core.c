@@ -202,6 +202,49 @@ static void test_rnr(void)
 	h_free(&h);
 }
 
+/*
+ * The RNR schedule (docs/srd.md): waits of 100, 200, 400 us... up to 10 ms, so rnr_retry
+ * 3 gives up after about 0.7 ms plus round trips; rnr_retry 7 keeps asking, at most the
+ * cap apart, and delivers within a cap of the receiver posting. RNR resends are no
+ * retransmissions: no timeout doubles, none fires.
+ */
+static void test_rnr_backoff(void)
+{
+	struct srd_config c = base_cfg();
+	struct harness h;
+	struct h_msg *m;
+	uint64_t t0, ready;
+
+	c.peer_timeout_ns = 2000000000ull;
+	h_init(&h, 2, &c, 11);
+	t0 = h.now;
+	m = h_send(&h, 0, 1, 100, 0, 3);
+	while (m->status == -1 && h_step(&h))
+		;
+	CHECK_EQ(m->status, SRD_REMOTE_RNR);
+	CHECK_EQ(srd_ep_stats(h.nodes[1].ep)->rnr_nak_tx, 4);
+	CHECK(h.now - t0 >= 700000);
+	CHECK(h.now - t0 < 1200000);
+	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->data_retx, 0);
+	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->rto_fired, 0);
+	h_free(&h);
+
+	h_init(&h, 2, &c, 12);
+	m = h_send(&h, 0, 1, 100, 0, 7);
+	ready = h.now + 50000000; /* the receiver posts 50 ms later */
+	while (m->status == -1 && h_step(&h))
+		if (h.now >= ready)
+			h.nodes[1].recv_avail = 1;
+	CHECK_EQ(m->status, SRD_OK);
+	CHECK(h.now >= ready);
+	CHECK(h.now - ready <= 10000000 + 1000000);
+	/* Asked less and less often: a dozen times in 50 ms, not hundreds. */
+	CHECK(srd_ep_stats(h.nodes[1].ep)->rnr_nak_tx < 20);
+	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->rto_fired, 0);
+	check_delivery(&h, 1, 0, 1);
+	h_free(&h);
+}
+
 /* A destination the responder refuses: the error reaches the sender once. */
 static void test_bad_dest(void)
 {
@@ -552,6 +595,7 @@ int main(void)
 	test_exhaustive_drops();
 	test_chaos();
 	test_rnr();
+	test_rnr_backoff();
 	test_bad_dest();
 	test_peer_death();
 	test_peer_restart();
