@@ -11,6 +11,7 @@
 #include "engine_impl.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -144,6 +145,7 @@ void net_engine_want_progress(struct net_engine *e)
 int net_progress_start(struct net_engine *e)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
+	sigset_t all, old;
 	int err;
 
 	e->park_backoff_ns = NET_PARK_MIN_NS;
@@ -163,7 +165,13 @@ int net_progress_start(struct net_engine *e)
 	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->fds[0], &ev))
 		return -errno;
 	e->rx_armed = true;
+	/* The thread takes no signal: one meant for the process must reach an application
+	 * thread (whose handler may exit() and tear the engine down), never this one in the
+	 * middle of a step. It inherits the mask it is created with. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = pthread_create(&e->thread, NULL, progress_main, e);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
 	e->thread_started = true;

@@ -90,6 +90,7 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 	}
 	/* In pieces, all on the flow's one path: the receiver knows them by it. */
 	piece = e->max_datagram - SRD_UD_FRAG_HDR_LEN;
+	f.src_epoch = srd_ep_epoch(e->srd);
 	f.msg_id = e->ud_msg_id++;
 	f.msg_len = h->payload_len;
 	for (uint32_t off = 0; off < f.msg_len; off += piece) {
@@ -114,7 +115,7 @@ int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
 	struct net_counters *c = &e->stats->c;
 	struct srd_ud_hdr ph;
 	struct srd_ud_frag f;
-	struct srd_reasm_key k;
+	struct srd_reasm_src src;
 	const uint8_t *data;
 	int err = srd_ud_frag_decode(pkt, len, &ph, &f, &data);
 
@@ -130,11 +131,9 @@ int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
 		c->rx_wrong_type++;
 		return 1;
 	}
-	k.ip = from->sin_addr.s_addr;
-	k.port = from->sin_port;
-	k.src_qpn = ph.src_qpn;
-	k.msg_id = f.msg_id;
-	err = srd_reasm_feed(e->ud_reasm, &k, &ph, &f, data, e->rx_now, h, payload);
+	src.ip = from->sin_addr.s_addr;
+	src.port = from->sin_port;
+	err = srd_reasm_feed(e->ud_reasm, &src, &ph, &f, data, e->rx_now, h, payload);
 	c->ud_reassembled = st->done;
 	c->ud_reasm_lost = st->timed_out + st->evicted;
 	c->ud_reasm_bad = st->bad;

@@ -128,7 +128,7 @@ static uint64_t rto_base(const struct srd_peer *p)
 static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
 {
 	uint64_t rto = rto_base(p);
-	unsigned shift = s->tx_count > 1 ? s->tx_count - 1 : 0;
+	unsigned shift = s->losses; /* RNR resends were no losses: they do not count */
 
 	if (p->tx.rto_backoff > shift)
 		shift = p->tx.rto_backoff;
@@ -409,7 +409,9 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	list_add_tail(&path->inflight, &s->pathq);
 	path->ninflight++;
 	path->tx++;
-	if (s->tx_count > 1)
+	if (s->rnr_again)
+		s->rnr_again = false; /* asked again, not lost: neither count */
+	else if (s->tx_count > 1)
 		ep->stats.data_retx++;
 	else
 		ep->stats.data_tx++;
@@ -474,6 +476,8 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	s->offset = m->sent_pkts * mss;
 	s->len = m->wire_len - s->offset < mss ? m->wire_len - s->offset : mss;
 	s->tx_count = 0;
+	s->losses = 0;
+	s->rnr_again = false;
 	if (m->sent_pkts == 0)
 		m->msn_first_psn = s->psn;
 	m->sent_pkts++;
@@ -515,6 +519,8 @@ static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 
 	slot_unlink(p, s);
 	s->state = PKT_LOST;
+	if (s->losses < 255)
+		s->losses++;
 	list_add_tail(&tx->retx, &s->q);
 	srd_path_on_loss(p, s->path);
 }
@@ -633,9 +639,10 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	}
 	slot_unlink(p, s);
 	s->state = PKT_RNR;
-	/* It arrived and was answered: not a loss, and its resend is a first try again
-	 * (no doubled timeout, an RTT sample when acked). */
-	s->tx_count = 0;
+	/* It arrived and was answered: no loss, so its timeout does not double and its
+	 * resend is not counted as a retransmission. (Its transmissions still count, so
+	 * that no acknowledgement of an earlier one passes for an RTT sample.) */
+	s->rnr_again = true;
 	s->rnr_until_ns = now + rnr_wait(ep, m->rnr_count);
 	rnrq_insert(tx, s);
 	return true;

@@ -1,13 +1,24 @@
 // SPDX-License-Identifier: MIT
-/* UD reassembly (ud_reasm.h): a few slots, each a buffer and a bitmap of bytes had. */
+/*
+ * UD reassembly (ud_reasm.h): a few slots, each a buffer and a bitmap of bytes had, and
+ * per sender a window of the message numbers it completed.
+ */
 #include "ud_reasm.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* A message is known by its sender's address, incarnation and number. */
+struct reasm_key {
+	uint32_t ip;
+	uint16_t port;
+	uint32_t epoch;
+	uint32_t msg_id;
+};
+
 struct reasm_slot {
 	bool busy;
-	struct srd_reasm_key key;
+	struct reasm_key key;
 	struct srd_ud_hdr hdr; /* the first piece's, which every other must match */
 	uint16_t msg_len;
 	uint32_t received;
@@ -16,12 +27,18 @@ struct reasm_slot {
 	uint64_t *have; /* a bit per byte received */
 };
 
-/* Messages handed over lately: a duplicated piece of one must not start it again. */
-#define REASM_DONE_RING 64u
+/* Senders remembered, each with the numbers of its last 64 messages completed. */
+#define REASM_SENDERS 64u
+#define REASM_WINDOW  64u
 
-struct done_entry {
-	struct srd_reasm_key key;
-	uint64_t at;
+struct reasm_sender {
+	bool used;
+	uint32_t ip;
+	uint16_t port;
+	uint32_t epoch;
+	uint32_t top;     /* the highest message number completed */
+	uint64_t seen;    /* bit i: top - i completed */
+	uint64_t last_ns; /* last completion: the least recent gives its place up */
 };
 
 struct srd_reasm {
@@ -29,8 +46,7 @@ struct srd_reasm {
 	uint32_t max_msg;
 	uint64_t timeout_ns;
 	struct srd_reasm_stats stats;
-	struct done_entry done[REASM_DONE_RING];
-	unsigned done_next;
+	struct reasm_sender senders[REASM_SENDERS];
 	struct reasm_slot slots[];
 };
 
@@ -62,9 +78,9 @@ const struct srd_reasm_stats *srd_reasm_stats(const struct srd_reasm *r)
 	return &r->stats;
 }
 
-static bool key_eq(const struct srd_reasm_key *a, const struct srd_reasm_key *b)
+static bool key_eq(const struct reasm_key *a, const struct reasm_key *b)
 {
-	return a->ip == b->ip && a->port == b->port && a->src_qpn == b->src_qpn &&
+	return a->ip == b->ip && a->port == b->port && a->epoch == b->epoch &&
 	       a->msg_id == b->msg_id;
 }
 
@@ -73,8 +89,8 @@ static bool same_message(const struct reasm_slot *s, const struct srd_ud_hdr *h,
                          const struct srd_ud_frag *f)
 {
 	return s->hdr.src_port == h->src_port && s->hdr.dst_qpn == h->dst_qpn &&
-	       s->hdr.flags == h->flags && s->hdr.sl == h->sl && s->hdr.qkey == h->qkey &&
-	       s->hdr.imm == h->imm && s->msg_len == f->msg_len;
+	       s->hdr.src_qpn == h->src_qpn && s->hdr.flags == h->flags && s->hdr.sl == h->sl &&
+	       s->hdr.qkey == h->qkey && s->hdr.imm == h->imm && s->msg_len == f->msg_len;
 }
 
 /* Bits of [off, off + len) set in the map. */
@@ -105,17 +121,60 @@ static void bits_fill(uint64_t *map, uint32_t off, uint32_t len)
 	}
 }
 
-/* Was this message handed over within the timeout? (Older ones are long gone.) */
-static bool recently_done(const struct srd_reasm *r, const struct srd_reasm_key *k, uint64_t now)
+static struct reasm_sender *sender_find(struct srd_reasm *r, const struct reasm_key *k)
 {
-	for (unsigned i = 0; i < REASM_DONE_RING; i++)
-		if (r->done[i].at && now - r->done[i].at <= r->timeout_ns &&
-		    key_eq(&r->done[i].key, k))
-			return true;
-	return false;
+	for (unsigned i = 0; i < REASM_SENDERS; i++) {
+		struct reasm_sender *w = &r->senders[i];
+
+		if (w->used && w->ip == k->ip && w->port == k->port && w->epoch == k->epoch)
+			return w;
+	}
+	return NULL;
 }
 
-static struct reasm_slot *find(struct srd_reasm *r, const struct srd_reasm_key *k)
+/* Has the sender completed this message already, or moved more than a window past it?
+ * (Numbers are compared as serial numbers: they wrap.) */
+static bool sender_done(const struct reasm_sender *w, uint32_t msg_id)
+{
+	int32_t behind = (int32_t)(w->top - msg_id);
+
+	if (behind < 0)
+		return false;
+	return behind >= (int32_t)REASM_WINDOW || (w->seen >> behind & 1);
+}
+
+static void sender_complete(struct srd_reasm *r, const struct reasm_key *k, uint64_t now)
+{
+	struct reasm_sender *w = sender_find(r, k);
+	int32_t ahead;
+
+	if (!w) {
+		/* A new sender takes a free place, else the least recent one's. */
+		w = &r->senders[0];
+		for (unsigned i = 0; i < REASM_SENDERS && w->used; i++)
+			if (!r->senders[i].used || r->senders[i].last_ns < w->last_ns)
+				w = &r->senders[i];
+		w->used = true;
+		w->ip = k->ip;
+		w->port = k->port;
+		w->epoch = k->epoch;
+		w->top = k->msg_id;
+		w->seen = 1;
+		w->last_ns = now;
+		return;
+	}
+	w->last_ns = now;
+	ahead = (int32_t)(k->msg_id - w->top);
+	if (ahead > 0) {
+		w->seen = ahead >= (int32_t)REASM_WINDOW ? 0 : w->seen << ahead;
+		w->seen |= 1;
+		w->top = k->msg_id;
+	} else if (-ahead < (int32_t)REASM_WINDOW) {
+		w->seen |= 1ull << -ahead;
+	}
+}
+
+static struct reasm_slot *find(struct srd_reasm *r, const struct reasm_key *k)
 {
 	for (unsigned i = 0; i < r->nslots; i++)
 		if (r->slots[i].busy && key_eq(&r->slots[i].key, k))
@@ -146,22 +205,29 @@ static struct reasm_slot *take(struct srd_reasm *r, uint64_t now)
 	return old;
 }
 
-int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_key *k, const struct srd_ud_hdr *h,
+int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_src *src, const struct srd_ud_hdr *h,
                    const struct srd_ud_frag *f, const uint8_t *payload, uint64_t now,
                    struct srd_ud_hdr *hdr, const uint8_t **msg)
 {
-	struct reasm_slot *s = find(r, k);
+	const struct reasm_key key = {src->ip, src->port, f->src_epoch, f->msg_id};
+	const struct reasm_key *k = &key;
+	struct reasm_sender *w = sender_find(r, k);
+	struct reasm_slot *s;
 	uint32_t had;
+
+	/* A message of this sender's handed over already (a piece late or duplicated), or
+	 * older than its window: never a second time. */
+	if (w && sender_done(w, f->msg_id)) {
+		r->stats.dups++;
+		return SRD_REASM_DUP;
+	}
+	s = find(r, k);
 
 	if (s && now - s->since > r->timeout_ns) {
 		/* Too late for that message: this piece cannot revive it. */
 		s->busy = false;
 		r->stats.timed_out++;
 		s = NULL;
-	}
-	if (!s && recently_done(r, k, now)) {
-		r->stats.dups++;
-		return SRD_REASM_DUP;
 	}
 	if (f->msg_len > r->max_msg || (s && !same_message(s, h, f))) {
 		if (s)
@@ -210,9 +276,7 @@ int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_key *k, const str
 		return SRD_REASM_MORE;
 	s->busy = false;
 	r->stats.done++;
-	r->done[r->done_next].key = *k;
-	r->done[r->done_next].at = now ? now : 1;
-	r->done_next = (r->done_next + 1) % REASM_DONE_RING;
+	sender_complete(r, k, now);
 	*hdr = s->hdr;
 	hdr->payload_len = s->msg_len;
 	*msg = s->buf;

@@ -115,15 +115,16 @@ int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const ui
 }
 
 /*
- * UD_FRAG layout (32 bytes): the 24-byte UD header (type 4, payload_len of this piece),
- * then 24 msg_id u32 | 28 msg_len u16 | 30 offset u16.
+ * UD_FRAG layout (36 bytes): the 24-byte UD header (type 4, payload_len of this piece),
+ * then 24 src_epoch u32 | 28 msg_id u32 | 32 msg_len u16 | 34 offset u16.
  */
 size_t srd_ud_frag_encode(uint8_t *buf, const struct srd_ud_hdr *h, const struct srd_ud_frag *f)
 {
 	put_ud(buf, SRD_PKT_UD_FRAG, h);
-	put32(buf + 24, f->msg_id);
-	put16(buf + 28, f->msg_len);
-	put16(buf + 30, f->offset);
+	put32(buf + 24, f->src_epoch);
+	put32(buf + 28, f->msg_id);
+	put16(buf + 32, f->msg_len);
+	put16(buf + 34, f->offset);
 	return SRD_UD_FRAG_HDR_LEN;
 }
 
@@ -134,9 +135,10 @@ int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, str
 
 	if (err)
 		return err;
-	f->msg_id = get32(pkt + 24);
-	f->msg_len = get16(pkt + 28);
-	f->offset = get16(pkt + 30);
+	f->src_epoch = get32(pkt + 24);
+	f->msg_id = get32(pkt + 28);
+	f->msg_len = get16(pkt + 32);
+	f->offset = get16(pkt + 34);
 	/* A piece is never empty and lies inside its message. */
 	if (h->payload_len == 0 || (uint32_t)f->offset + h->payload_len > f->msg_len)
 		return SRD_WIRE_ERR_FORMAT;

@@ -45,12 +45,13 @@ struct srd_ud_hdr {
  * header, then which message and where in it. Every piece of a message repeats the
  * same UD header fields; the receiver delivers the message only whole (docs/wire.md).
  */
-#define SRD_UD_FRAG_HDR_LEN 32u
+#define SRD_UD_FRAG_HDR_LEN 36u
 
 struct srd_ud_frag {
-	uint32_t msg_id;  /* the sending engine's number for the message */
-	uint16_t msg_len; /* the whole message */
-	uint16_t offset;  /* of this piece's payload in the message */
+	uint32_t src_epoch; /* the sending engine's incarnation (as SRD data carries it) */
+	uint32_t msg_id;    /* the sending engine's number for the message */
+	uint16_t msg_len;   /* the whole message */
+	uint16_t offset;    /* of this piece's payload in the message */
 };
 
 /* Writes the header of a piece (payload_len in h is the piece's); returns its length. */

@@ -8,9 +8,6 @@
 
 #include "log.h"
 
-/* Set once a teardown wait ran out: something holds a lock for good. */
-static atomic_bool wedged;
-
 int sefa_lock_teardown(struct sefa_lock *l)
 {
 	struct timespec now, nap = {0, 50000};
@@ -25,11 +22,11 @@ int sefa_lock_teardown(struct sefa_lock *l)
 	until_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec +
 	           (int64_t)SEFA_TEARDOWN_WAIT_MS * 1000000;
 	while ((err = pthread_mutex_trylock(&l->m)) == EBUSY) {
-		if (atomic_load_explicit(&wedged, memory_order_relaxed))
+		if (atomic_load_explicit(&l->wedged, memory_order_relaxed))
 			return EBUSY;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec >= until_ns) {
-			atomic_store_explicit(&wedged, true, memory_order_relaxed);
+			atomic_store_explicit(&l->wedged, true, memory_order_relaxed);
 			sefa_log(SEFA_LOG_WARN,
 			         "teardown: a lock stayed held for %d ms; "
 			         "leaving what it guards to the process's exit",
@@ -43,6 +40,7 @@ int sefa_lock_teardown(struct sefa_lock *l)
 	if (err)
 		return EBUSY;
 	atomic_store_explicit(&l->owner, (unsigned long)pthread_self(), memory_order_relaxed);
+	atomic_store_explicit(&l->wedged, false, memory_order_relaxed);
 	return 0;
 }
 

@@ -19,17 +19,22 @@ struct sefa_lock {
 	pthread_mutex_t m;
 	/* pthread_self() of the holder, 0 when free; written only by the holder. */
 	_Atomic unsigned long owner;
+	/* A teardown once waited out its bound for this lock: its holder is stuck (most
+	 * likely the process is exiting around it), so later teardowns only try it. Taking
+	 * the lock for teardown clears it. */
+	atomic_bool wedged;
 };
 
-#define SEFA_LOCK_INITIALIZER                \
-	{                                    \
-		PTHREAD_MUTEX_INITIALIZER, 0 \
+#define SEFA_LOCK_INITIALIZER                       \
+	{                                           \
+		PTHREAD_MUTEX_INITIALIZER, 0, false \
 	}
 
 static inline void sefa_lock_init(struct sefa_lock *l)
 {
 	pthread_mutex_init(&l->m, NULL);
 	atomic_init(&l->owner, 0);
+	atomic_init(&l->wedged, false);
 }
 
 static inline void sefa_lock_destroy(struct sefa_lock *l)
@@ -59,8 +64,8 @@ static inline bool sefa_lock_mine(struct sefa_lock *l)
 /*
  * For teardown: takes the lock and returns 0, or returns EDEADLK when this thread
  * already holds it (it was interrupted inside it) and EBUSY when another thread kept
- * it past the teardown bound. After one such timeout the process is taken to be
- * exiting with a wedged lock, and later teardown waits only try (no second wait).
+ * it past the teardown bound. After one such timeout the lock is taken to be wedged,
+ * and later teardowns of it only try (no second wait).
  */
 int sefa_lock_teardown(struct sefa_lock *l);
 

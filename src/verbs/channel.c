@@ -146,6 +146,12 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
 
 		sefa_lock(&ch->lock);
+		if (atomic_load_explicit(&ch->closed, memory_order_acquire)) {
+			/* As the kernel's event file of a closed context: nothing more. */
+			sefa_unlock(&ch->lock);
+			errno = EIO;
+			return -1;
+		}
 		if (ch->count) {
 			scq = ch->events[ch->head];
 			ch->head = (ch->head + 1) % ch->cap;

@@ -317,6 +317,11 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 		errno = EINVAL;
 		return NULL;
 	}
+	/* As the kernel looks the channel up in the caller's own context. */
+	if (attr->channel && attr->channel->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
 		errno = ENOMEM;

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/log.h"
@@ -56,23 +57,45 @@ static int teardown_lock(struct sefa_context *ctx)
 	return err;
 }
 
+static void leave(struct sefa_context *ctx)
+{
+	atomic_fetch_sub_explicit(&ctx->inside, 1, memory_order_release);
+}
+
 int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n)
 {
 	int err;
 
-	switch (atomic_load_explicit(&ctx->state, memory_order_acquire)) {
-	case SEFA_CTX_ABANDONED:
-		return SEFA_DESTROY_LEFT;
-	case SEFA_CTX_CLOSED:
-		/* Only the object list is left to update: the engine may be gone. */
-		err = sefa_lock_teardown(&ctx->obj_lock);
-		if (err)
-			return err;
-		list_del(n);
-		sefa_unlock(&ctx->obj_lock);
-		return SEFA_DESTROY_DEAD;
-	default:
-		return teardown_lock(ctx);
+	/* Announced first: a close on another thread waits for it before the engine (and
+	 * the lock this may be waiting for) can go. */
+	atomic_fetch_add_explicit(&ctx->inside, 1, memory_order_acq_rel);
+	for (;;) {
+		switch (atomic_load_explicit(&ctx->state, memory_order_acquire)) {
+		case SEFA_CTX_ABANDONED:
+			leave(ctx);
+			return SEFA_DESTROY_LEFT;
+		case SEFA_CTX_CLOSED:
+			/* Only the object list is left to update: the engine may be gone. */
+			err = sefa_lock_teardown(&ctx->obj_lock);
+			if (!err) {
+				list_del(n);
+				sefa_unlock(&ctx->obj_lock);
+			}
+			leave(ctx);
+			return err ? err : SEFA_DESTROY_DEAD;
+		default:
+			err = teardown_lock(ctx);
+			if (err) {
+				leave(ctx);
+				return err;
+			}
+			/* Closed while this waited for the locks: the other way, then. */
+			if (atomic_load_explicit(&ctx->state, memory_order_acquire) ==
+			    SEFA_CTX_OPEN)
+				return 0;
+			sefa_unlock(&ctx->obj_lock);
+			net_engine_unlock(ctx->sh->eng);
+		}
 	}
 }
 
@@ -81,12 +104,26 @@ void sefa_destroy_commit(struct sefa_context *ctx, struct list_node *n)
 	list_del(n);
 	sefa_unlock(&ctx->obj_lock);
 	net_engine_unlock(ctx->sh->eng);
+	leave(ctx);
 }
 
 void sefa_destroy_cancel(struct sefa_context *ctx)
 {
 	sefa_unlock(&ctx->obj_lock);
 	net_engine_unlock(ctx->sh->eng);
+	leave(ctx);
+}
+
+/* A close lets destroy calls already under way on other threads finish with the
+ * engine first (bounded: they wait for locks a bounded time themselves). */
+static void wait_destroys(struct sefa_context *ctx)
+{
+	struct timespec nap = {0, 100000};
+
+	for (int i = 0; i < 2 * SEFA_TEARDOWN_WAIT_MS * 10 &&
+	                atomic_load_explicit(&ctx->inside, memory_order_acquire);
+	     i++)
+		nanosleep(&nap, NULL);
 }
 
 #define for_each_obj(ctx, kind, n) \
@@ -108,6 +145,9 @@ static void detach_all(struct sefa_context *ctx)
 		sefa_cq_detach(container_of(n, struct sefa_cq, obj));
 	for_each_obj (ctx, OBJ_PD, n)
 		ctx->sh->npd--;
+	for_each_obj (ctx, OBJ_CHANNEL, n)
+		atomic_store_explicit(&container_of(n, struct sefa_channel, obj)->closed, true,
+		                      memory_order_release);
 }
 
 SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
@@ -139,6 +179,7 @@ SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
 	close(ctx->async_rfd);
 	close(ctx->async_wfd);
 	close(context->cmd_fd);
+	wait_destroys(ctx);
 	sefa_shared_release(ctx->sh);
 	ctx->sh = NULL;
 	sefa_ctx_put(ctx);

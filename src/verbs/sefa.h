@@ -80,8 +80,9 @@ struct sefa_context {
 	/* Taken after the engine lock. */
 	struct sefa_lock obj_lock;
 	struct list_node objs[OBJ_KINDS];
-	_Atomic int state; /* enum sefa_ctx_state */
-	atomic_uint refs;  /* the open itself, and every object not yet destroyed */
+	_Atomic int state;  /* enum sefa_ctx_state */
+	atomic_uint refs;   /* the open itself, and every object not yet destroyed */
+	atomic_uint inside; /* destroy calls under way (lifetime.c) */
 };
 
 /* ---- protection domain, memory region, address handle -------------------- */
@@ -136,6 +137,8 @@ struct sefa_channel {
 	struct sefa_lock lock;
 	struct sefa_cq **events;
 	unsigned head, count, cap;
+	/* Its context was closed: events queued then name CQs that may be freed since. */
+	atomic_bool closed;
 };
 
 struct sefa_cq {
