@@ -58,8 +58,8 @@ struct srd_slot {
 	uint32_t dst_epoch; /* the peer incarnation it was last sent to (0 = not yet known) */
 	uint8_t state;      /* enum srd_pkt_state */
 	uint8_t tx_count;
-	uint8_t losses;  /* times declared lost: its timeout doubles with each */
-	bool rnr_again;  /* the next transmission answers an RNR refusal */
+	uint8_t losses;         /* times declared lost: its timeout doubles with each */
+	bool rnr_again;         /* the next transmission answers an RNR refusal */
 	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
 	struct list_node pathq; /* the path's in-flight list (send order), while in flight */
 };

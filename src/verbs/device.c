@@ -9,12 +9,13 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,6 +78,15 @@ static void devices_init(void)
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
 	pathf(tree_dir, sizeof(tree_dir), "%s/%s-%udev-%s", cfg->sysfs_dir, SYSFS_FORMAT,
 	      cfg->ndevs, addr);
+	/* A device's paths (struct ibv_device: 256 bytes) must hold the tree's path and
+	 * "/class/infiniband_verbs/uverbsNN": a longer setting lists no device. */
+	if (!tree_dir[0] || strlen(tree_dir) + 40 > sizeof(devices[0].ibdev.ibdev_path)) {
+		sefa_log(SEFA_LOG_ERROR,
+		         "SOFTEFA_SYSFS_DIR is too long (%zu characters): no device",
+		         strlen(cfg->sysfs_dir));
+		tree_dir[0] = '\0';
+		return;
+	}
 	for (unsigned i = 0; i < cfg->ndevs; i++) {
 		struct sefa_device *d = &devices[i];
 
@@ -215,26 +225,34 @@ static int build_tree(const char *root)
 	return err;
 }
 
-/* Build directories of processes that died half-way are removed by the next builder. */
+/*
+ * Build directories of processes that died half-way are removed by the next builder. A
+ * builder holds a lock on its directory until it is renamed in, and the lock goes with
+ * the process whichever PID namespace it lives in; a directory is only taken for
+ * abandoned when nobody holds its lock and it is older than any build takes.
+ */
 static void remove_dead_builds(const char *dir)
 {
 	struct dirent *de;
 	DIR *d = opendir(dir);
+	time_t now = time(NULL);
 
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
 		char sub[PATH_MAX];
-		const char *dot;
-		int pid;
+		struct stat st;
+		int fd;
 
-		if (strncmp(de->d_name, ".build.", 7) || !(dot = strrchr(de->d_name, '.')))
-			continue;
-		pid = atoi(dot + 1);
-		if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+		if (strncmp(de->d_name, ".build.", 7))
 			continue;
 		pathf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		rm_rf(sub);
+		fd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st) && now - st.st_mtime > 10 && !flock(fd, LOCK_EX | LOCK_NB))
+			rm_rf(sub);
+		close(fd);
 	}
 	closedir(d);
 }
@@ -250,6 +268,7 @@ static void sysfs_build(void)
 	const struct sefa_config *cfg = sefa_config_get();
 	char tmp[PATH_MAX], stamp[PATH_MAX];
 	const char *key;
+	int lock = -1;
 
 	if (!ndevices || !tree_dir[0])
 		return;
@@ -266,9 +285,12 @@ static void sysfs_build(void)
 	key = strrchr(tree_dir, '/') + 1;
 	pathf(tmp, sizeof(tmp), "%s/.build.%s.%d", cfg->sysfs_dir, key, (int)getpid());
 	rm_rf(tmp);
-	if (sefa_mkdirs_755(tmp) || build_tree(tmp)) {
+	if (sefa_mkdirs_755(tmp) || (lock = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    flock(lock, LOCK_EX) || build_tree(tmp)) {
 		sefa_log(SEFA_LOG_WARN, "could not build the sysfs tree under %s", tmp);
 		rm_rf(tmp);
+		if (lock >= 0)
+			close(lock);
 		return;
 	}
 	if (rename(tmp, tree_dir)) {
@@ -278,6 +300,7 @@ static void sysfs_build(void)
 			         strerror(errno));
 		rm_rf(tmp);
 	}
+	close(lock);
 }
 
 static pthread_once_t sysfs_once = PTHREAD_ONCE_INIT;

@@ -76,6 +76,8 @@ int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n)
 			return SEFA_DESTROY_LEFT;
 		case SEFA_CTX_CLOSED:
 			/* Only the object list is left to update: the engine may be gone. */
+			sefa_log(SEFA_LOG_DEBUG, "%s: an object destroyed after its device closed",
+			         ctx->vctx.context.device->name);
 			err = sefa_lock_teardown(&ctx->obj_lock);
 			if (!err) {
 				list_del(n);

@@ -476,10 +476,10 @@ SEFA_EXPORT int ibv_destroy_qp(struct ibv_qp *ibqp)
 	}
 	sefa_qp_detach(qp);
 	sefa_cq_purge_qp_locked(scq, qp);
-	if (rcq != scq)
+	if (rcq != scq) {
 		sefa_cq_purge_qp_locked(rcq, qp);
-	if (rcq != scq)
 		sefa_unlock(&rcq->lock);
+	}
 	sefa_unlock(&scq->lock);
 	sefa_destroy_commit(ctx, &qp->obj);
 	atomic_fetch_sub(&scq->qp_refs, 1);

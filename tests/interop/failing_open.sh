@@ -9,6 +9,8 @@
 need fi_info libfabric-bin
 libdir=$(cd "$(dirname "$SOFTEFA")/../lib" && pwd)
 export SOFTEFA_RUN_DIR="$LOGDIR/run"
+# Debug logging says when an object is destroyed after its device closed: the path.
+export SOFTEFA_LOG=4
 
 # fi_info under the memory checker: ASan when our library is an ASan build (fi_info
 # itself is not, so the runtime is preloaded), valgrind otherwise.
@@ -49,6 +51,8 @@ if bad_memory "$LOGDIR/broken.out" $rc; then
 	head -40 "$LOGDIR/broken.out"
 elif grep -q "domain: efa_0" "$LOGDIR/broken.out"; then
 	fail "fi_info listed efa_0 although its sysfs entry is gone"
+elif ! grep -q "an object destroyed after its device closed" "$LOGDIR/broken.out"; then
+	fail "libfabric did not take the path under test (no destroy after close): $(head -5 "$LOGDIR/broken.out")"
 else
 	pass "fi_info with a device gone from the tree: no efa device (rc $rc), clean under $how"
 fi

@@ -76,15 +76,28 @@ trees() {
 		sort
 }
 
-# Each configuration's tree built once up front, so every later change would show.
+# Each configuration's tree built up front, every one by three processes racing from an
+# empty run directory (one rename wins, the others' copies go), so that every later
+# change would show.
+pids=()
 for c in "${configs[@]}"; do
 	read -r ndev addr mtu <<<"$c"
-	SOFTEFA_DEVICES=$ndev SOFTEFA_ADDR=$addr SOFTEFA_MTU=$mtu "$SOFTEFA" info >/dev/null 2>&1 ||
-		fail "softefa info with $c"
+	for _ in 1 2 3; do
+		SOFTEFA_DEVICES=$ndev SOFTEFA_ADDR=$addr SOFTEFA_MTU=$mtu "$SOFTEFA" info \
+			>/dev/null 2>&1 &
+		pids+=($!)
+	done
 done
+for p in "${pids[@]}"; do wait "$p" || fail "softefa info (building the trees) failed"; done
 before=$(trees)
 [ "$(echo "$before" | wc -l)" -eq 7 ] ||
 	fail "want 7 trees (two configurations differ only in MTU), have: $before"
+left=$(find "$SOFTEFA_RUN_DIR/sysfs" -mindepth 1 -maxdepth 1 -name '.build.*')
+[ -z "$left" ] || fail "build directories left behind: $left"
+for t in "$SOFTEFA_RUN_DIR"/sysfs/v*; do
+	[ -f "$t/softefa-sysfs" ] && [ -L "$t/class/infiniband/efa_0/device" ] ||
+		fail "tree $t is not whole"
+done
 
 pids=()
 for w in "${!configs[@]}"; do

@@ -166,6 +166,12 @@ client_round() {
 	return 0
 }
 
+# A round's random moment (ms), from the seed alone: background jobs cannot share the
+# shell's RANDOM, and a replay must get the same moments.
+moment() { # BASE N
+	echo $((((SEED * 2654435761 + $1 * 40503 + $2 * 2246822519) % 1000 + 1000) % 1000))
+}
+
 # client_rounds NAME PORT_BASE PEER_ERR_WHEN_SERVER_DIES SRV_CMD(with PORT) ... -- CLI...
 # 2 x ROUNDS rounds (SIGINT, SIGTERM), the victim alternating, at random moments in
 # the first second after traffic started. Words PORT in the commands become the round's port.
@@ -180,7 +186,7 @@ client_rounds() {
 			((r % 2)) && victim=cli
 			local perr=0
 			[ "$victim" = srv ] && perr=$srv_err
-			client_round "$name" "$port" "$sig" "$victim" $((RANDOM % 1000)) "$perr" \
+			client_round "$name" "$port" "$sig" "$victim" "$(moment "$base" $n)" "$perr" \
 				"${args[@]}" >>"$LOGDIR/$name.fails" 2>&1 || bad=$((bad + 1))
 			n=$((n + 1))
 		done

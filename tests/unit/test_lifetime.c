@@ -8,6 +8,7 @@
  * instead of waiting for itself.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -61,14 +62,12 @@ static void test_objects_after_close(void)
 {
 	struct end a = {0}, b = {0};
 	struct ibv_wc wc[4];
-	uint32_t a_qpn;
 	uint16_t a_port;
 
 	end_open(&a, 1, 1, 1);
 	end_open(&b, 0, 0, 0);
 	end_connect(&a, &b);
 	end_connect(&b, &a);
-	a_qpn = a.qp->qp_num;
 	a_port = gid_port(&a.gid);
 
 	/* A working pair first: one message each way. */
@@ -99,7 +98,6 @@ static void test_objects_after_close(void)
 			CHECK(!"a closed context's receive buffer was written");
 			break;
 		}
-	CHECK(a_qpn != 0);
 	/* The engine stays while b's context is open. */
 	CHECK(!port_free(a_port));
 
@@ -111,6 +109,91 @@ static void test_objects_after_close(void)
 	CHECK_EQ(ibv_dereg_mr(a.mr), 0);
 	free(a.buf);
 	end_close(&b);
+}
+
+/*
+ * An event queued on a channel when its context closes names a CQ the application may
+ * free right after: the channel hands out nothing more (EIO, as the kernel's event file
+ * of a closed context), rather than the freed CQ.
+ */
+static void test_events_after_close(void)
+{
+	struct end a = {0};
+	struct ibv_wc wc;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	end_open(&a, 0, 0, 1);
+	end_connect(&a, &a);
+	REQUIRE(!ibv_req_notify_cq(a.cq, 0));
+	end_post_recv(&a, 0, PAIR_SLOT);
+	REQUIRE(!end_send(&a, &a, 1, 0, 64, 0, 0));
+	CHECK_EQ(poll_n(a.cq, &wc, 1), 1); /* the send; the event is queued by now */
+	CHECK_EQ(ibv_close_device(a.ctx), 0);
+	CHECK_EQ(ibv_destroy_ah(a.ah), 0);
+	CHECK_EQ(ibv_destroy_qp(a.qp), 0);
+	CHECK_EQ(ibv_destroy_cq(a.cq), 0);
+	errno = 0;
+	CHECK_EQ(ibv_get_cq_event(a.ch, &cq, &cq_ctx), -1);
+	CHECK_EQ(errno, EIO);
+	CHECK_EQ(ibv_destroy_comp_channel(a.ch), 0);
+	CHECK_EQ(ibv_dereg_mr(a.mr), 0);
+	CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
+	free(a.buf);
+}
+
+/* A CQ takes a channel of its own context only (another's could go before it). */
+static void test_foreign_channel(void)
+{
+	struct end a = {0}, b = {0};
+
+	end_open(&a, 0, 0, 1);
+	end_open(&b, 0, 0, 0);
+	errno = 0;
+	CHECK(!ibv_create_cq(b.ctx, 16, NULL, a.ch, 0));
+	CHECK_EQ(errno, EINVAL);
+	end_close(&a);
+	end_close(&b);
+}
+
+/*
+ * The engine's progress thread takes no signal: one meant for the process (Ctrl-C)
+ * reaches an application thread, never the engine in the middle of its work.
+ */
+static void test_progress_thread_signals(void)
+{
+	struct end a = {0};
+	char path[300], line[256];
+	unsigned others = 0, blocking = 0;
+	DIR *d;
+	struct dirent *de;
+
+	end_open(&a, 0, 0, 0);
+	d = opendir("/proc/self/task");
+	REQUIRE(d);
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == (int)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		others++;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long blk;
+
+			if (sscanf(line, "SigBlk: %llx", &blk) == 1 && (blk >> (SIGINT - 1) & 1) &&
+			    (blk >> (SIGTERM - 1) & 1))
+				blocking++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	CHECK(others >= 1);
+	CHECK_EQ(blocking, others);
+	end_close(&a);
 }
 
 /* The engine (its sockets) goes with the last context, even if objects remain. */
@@ -296,6 +379,9 @@ int main(void)
 	test_pd_after_close();
 	test_objects_after_close();
 	test_engine_reclaimed();
+	test_events_after_close();
+	test_foreign_channel();
+	test_progress_thread_signals();
 	test_srd_in_flight();
 	test_exit_in_signal();
 	return check_report("test_lifetime");
