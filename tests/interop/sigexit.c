@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../src/util/clock.h"
 #include "../../src/util/mix.h"
 
 #define QKEY  0x11111111u
@@ -51,14 +52,6 @@ static int round_no;
 		fprintf(stderr, " (seed %llu)\n", (unsigned long long)seed);        \
 		exit(1);                                                            \
 	} while (0)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct ep_info {
 	union ibv_gid gid;
@@ -390,9 +383,9 @@ static void run_round(struct node *p, const struct ep_info *me, const char *mode
 	close(to_t);
 	node_connect(p, &tinfo);
 
-	start = now_ns();
+	start = sefa_now_ns();
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = sefa_now_ns();
 		int k;
 
 		/* Sending goes on until a send was posted to the dead target: there is
