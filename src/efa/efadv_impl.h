@@ -43,6 +43,10 @@ int sefa_efadv_get_max_sq_depth(struct ibv_context *ibvctx, struct efadv_sq_dept
 int sefa_efadv_get_max_rq_depth(struct ibv_context *ibvctx, struct efadv_rq_depth_attr *attr,
                                 uint32_t inlen);
 struct efadv_qp *sefa_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *ibvqpx);
+struct ibv_comp_cntr *sefa_efadv_create_comp_cntr(struct ibv_context *ibvctx,
+                                                  struct ibv_comp_cntr_init_attr *attr,
+                                                  struct efadv_comp_cntr_init_attr *efa_attr,
+                                                  uint32_t inlen);
 
 /* What this device can do now: the capability bits it advertises. */
 uint32_t sefa_efa_device_caps(void);

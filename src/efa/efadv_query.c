@@ -16,7 +16,7 @@ uint32_t sefa_efa_device_caps(void)
 	/* Capabilities appear here only once they work end to end. */
 	return EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY |
 	       EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE |
-	       EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV;
+	       EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV | EFADV_DEVICE_ATTR_CAPS_COMP_CNTR;
 }
 
 SEFA_EXPORT int sefa_efadv_query_device(struct ibv_context *ibvctx, struct efadv_device_attr *attr,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* libefa.so.1: the efadv_* entry points (EFA_1.0 .. EFA_1.6), forwarded to libibverbs. */
+/* libefa.so.1: the efadv_* entry points (EFA_1.0 .. EFA_1.7), forwarded to libibverbs. */
 #include "efadv_impl.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -71,4 +71,12 @@ EXPORT int efadv_get_max_rq_depth(struct ibv_context *ibvctx, struct efadv_rq_de
 EXPORT struct efadv_qp *efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *ibvqpx)
 {
 	return sefa_efadv_qp_from_ibv_qp_ex(ibvqpx);
+}
+
+EXPORT struct ibv_comp_cntr *efadv_create_comp_cntr(struct ibv_context *ibvctx,
+                                                    struct ibv_comp_cntr_init_attr *attr,
+                                                    struct efadv_comp_cntr_init_attr *efa_attr,
+                                                    uint32_t inlen)
+{
+	return sefa_efadv_create_comp_cntr(ibvctx, attr, efa_attr, inlen);
 }

@@ -142,6 +142,8 @@ static void config_load(void)
 	c->offload = v != 0;
 	ok &= env_u64("SOFTEFA_UNSIGNALED", 0, 0, 1, &v);
 	c->allow_unsignaled = v != 0;
+	ok &= env_u64("SOFTEFA_COMP_CNTR_BYTES", 0, 0, 1, &v);
+	c->comp_cntr_bytes = v != 0;
 	ok &= env_u64("SOFTEFA_TIMEOUT_MS", 3000, 10, 3600000, &v);
 	c->srd_timeout_ms = (uint32_t)v;
 	ok &= env_u64("SOFTEFA_RNR_DELAY_US", 100, 1, 10000000, &v);

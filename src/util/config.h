@@ -42,6 +42,7 @@ struct sefa_config {
 	uint32_t sock_buf;   /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
 	bool offload;        /* SOFTEFA_GSO: UDP segmentation and receive coalescing */
 	bool allow_unsignaled;
+	bool comp_cntr_bytes;      /* SOFTEFA_COMP_CNTR_BYTES: allow byte-counting counters */
 	uint32_t srd_timeout_ms;   /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */
 	uint32_t srd_rnr_delay_us; /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */
 	uint32_t srd_rnr_max_us;   /* SOFTEFA_RNR_MAX_US: the wait doubles up to this */

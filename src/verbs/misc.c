@@ -111,6 +111,36 @@ SEFA_EXPORT const char *ibv_wc_status_str(enum ibv_wc_status status)
 	return names[status];
 }
 
+/*
+ * A private symbol since rdma-core 49 (declared in its verbs.h). Opcode 14 is FLUSH, which
+ * Debian 12's header does not name; the holes answer "unknown", never NULL.
+ */
+const char *sefa_impl_ibv_wr_opcode_str(enum ibv_wr_opcode opcode);
+const char *sefa_impl_ibv_wr_opcode_str(enum ibv_wr_opcode opcode)
+{
+	static const char *const names[] = {
+	    [IBV_WR_RDMA_WRITE] = "rdma-write",
+	    [IBV_WR_RDMA_WRITE_WITH_IMM] = "rdma-write-with-imm",
+	    [IBV_WR_SEND] = "send",
+	    [IBV_WR_SEND_WITH_IMM] = "send-with-imm",
+	    [IBV_WR_RDMA_READ] = "rdma-read",
+	    [IBV_WR_ATOMIC_CMP_AND_SWP] = "atomic-cmp-and-swp",
+	    [IBV_WR_ATOMIC_FETCH_AND_ADD] = "atomic-fetch-and-add",
+	    [IBV_WR_LOCAL_INV] = "local-inv",
+	    [IBV_WR_BIND_MW] = "bind-mw",
+	    [IBV_WR_SEND_WITH_INV] = "send-with-inv",
+	    [IBV_WR_TSO] = "tso",
+	    [IBV_WR_DRIVER1] = "driver1",
+	    [14] = "flush",
+	    [IBV_WR_ATOMIC_WRITE] = "atomic-write",
+	};
+
+	if ((size_t)opcode >= ARRAY_LEN(names) || !names[opcode])
+		return "unknown";
+	return names[opcode];
+}
+SEFA_ABI_ALIASES(ibv_wr_opcode_str);
+
 /* ---- static rates ------------------------------------------------------------- */
 
 struct rate_row {

@@ -166,8 +166,8 @@ static bool range_accessible(const void *addr, size_t len, bool need_write)
 	return cur >= end;
 }
 
-static struct ibv_mr *reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-                                    unsigned access)
+struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+                                  unsigned access)
 {
 	struct sefa_context *ctx;
 	struct sefa_shared *sh;
@@ -235,19 +235,19 @@ fail:
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-	return reg_mr_common(pd, addr, length, (uintptr_t)addr, (unsigned)access);
+	return sefa_reg_mr_common(pd, addr, length, (uintptr_t)addr, (unsigned)access);
 }
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
                                            uint64_t iova, int access)
 {
-	return reg_mr_common(pd, addr, length, iova, (unsigned)access);
+	return sefa_reg_mr_common(pd, addr, length, iova, (unsigned)access);
 }
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
                                             uint64_t iova, unsigned int access)
 {
-	return reg_mr_common(pd, addr, length, iova, access);
+	return sefa_reg_mr_common(pd, addr, length, iova, access);
 }
 
 /* A software device cannot import a dma-buf's device memory. */

@@ -304,6 +304,7 @@ void sefa_qp_flush(struct sefa_qp *qp)
 
 		qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
 		qp->rq_count--;
+		sefa_cntr_count(qp, SEFA_CNTR_RECV, false, 0);
 		sefa_cq_push(rcq, &c);
 	}
 }
@@ -420,8 +421,18 @@ SEFA_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 /* Locked: the QP leaves the engine; no packet reaches it and nothing is sent for it. */
 void sefa_qp_detach(struct sefa_qp *qp)
 {
+	struct list_node *n;
+
 	if (qp->kind == SEFA_QP_SRD)
 		sefa_srd_qp_drain(qp, false);
+	/* Answers to reads of its memory may still be in flight: they count for nobody. */
+	for (n = qp->sh->answers.next; n != &qp->sh->answers; n = n->next) {
+		struct sefa_answer *a = container_of(n, struct sefa_answer, link);
+
+		if (a->qp == qp)
+			a->qp = NULL;
+	}
+	sefa_cntr_release_qp(qp);
 	net_ep_unregister(qp->sh->eng, &qp->ep);
 	qp->sh->nqp--;
 }

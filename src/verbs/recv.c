@@ -119,6 +119,7 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 	if (status == EFA_STATUS_LOCAL_BAD_LENGTH)
 		cnt->rx_len_err++;
 	cnt->recv_wrs++;
+	sefa_cntr_count(qp, SEFA_CNTR_RECV, status == EFA_STATUS_OK, len);
 
 	memset(&c, 0, sizeof(c));
 	c.wr_id = w->wr_id;

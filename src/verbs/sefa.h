@@ -10,12 +10,14 @@
 
 #include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
+#include <infiniband/verbs_rdma65.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "../net/engine.h"
+#include "abi_aliases.h"
 #include "../util/config.h"
 #include "../util/list.h"
 #include "../util/lock.h"
@@ -44,7 +46,7 @@ struct sefa_shared {
 	uint32_t mr_cap;
 	uint32_t nmr;
 	/* Object counts against the device limits; engine lock. */
-	uint32_t npd, ncq, nqp, nah;
+	uint32_t npd, ncq, nqp, nah, ncntr;
 	/* The endpoint read answers belong to (not in the QPN table), and the answers in
 	 * flight (engine lock): the engine's teardown ends them without a callback. */
 	struct net_ep answer_ep;
@@ -52,7 +54,7 @@ struct sefa_shared {
 };
 
 /* Objects a context owns, listed so that ibv_close_device can detach them. */
-enum sefa_obj_kind { OBJ_QP, OBJ_AH, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD, OBJ_KINDS };
+enum sefa_obj_kind { OBJ_QP, OBJ_AH, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD, OBJ_CNTR, OBJ_KINDS };
 
 struct sefa_async_event {
 	struct ibv_async_event ev;
@@ -226,10 +228,37 @@ struct sefa_rq_claim {
 };
 
 /* The source of an answer to a peer's RDMA read; owned by the device, not a QP. */
+/* ---- completion counters (comp_cntr.c) ------------------------------------ */
+
+#define SEFA_CNTR_OPS 6 /* the ops of enum ibv_qp_attach_comp_cntr_op, by bit */
+enum sefa_cntr_op {
+	SEFA_CNTR_SEND,
+	SEFA_CNTR_RECV,
+	SEFA_CNTR_RDMA_READ,
+	SEFA_CNTR_REMOTE_RDMA_READ,
+	SEFA_CNTR_RDMA_WRITE,
+	SEFA_CNTR_REMOTE_RDMA_WRITE,
+};
+
+struct sefa_comp_cntr {
+	struct ibv_comp_cntr ibcc; /* rdma-core 65's struct: context, handle */
+	struct list_node obj;
+	bool bytes;       /* IBV_COMP_CNTR_TYPE_BYTES: counts bytes, not work requests */
+	uint64_t own[2];  /* the counts, unless the caller gave memory for them */
+	uint64_t *val[2]; /* [0] completions, [1] errors: own[] or the caller's words */
+	atomic_uint qps;  /* QPs it is attached to: destroy refuses while any */
+};
+
+/* Engine lock held: one completion of op on qp, counted where a counter is attached. */
+void sefa_cntr_count(struct sefa_qp *qp, enum sefa_cntr_op op, bool ok, uint64_t bytes);
+/* Engine lock held: the QP is going; its counters are free of it. */
+void sefa_cntr_release_qp(struct sefa_qp *qp);
+
 struct sefa_answer {
 	struct net_srd_tag tag; /* first: the core's cookie */
 	struct list_node link;  /* in sh->answers */
 	struct sefa_shared *sh;
+	struct sefa_qp *qp; /* the target QP, for its counters; NULL once it is gone */
 	uint32_t rkey;
 	uint64_t raddr;
 	uint32_t len;
@@ -283,6 +312,9 @@ struct sefa_qp {
 	struct sefa_rq_claim *rq_claims;
 	uint32_t rq_free;
 	struct list_node write_claims;
+
+	/* Completion counters by operation (bit i of ibv_qp_attach_comp_cntr_op); engine lock. */
+	struct sefa_comp_cntr *cntr[SEFA_CNTR_OPS];
 
 	/* wr_* session: staged WQEs, committed by wr_complete */
 	struct sefa_send_wqe *stage;
@@ -396,6 +428,10 @@ void sefa_ctx_put(struct sefa_context *ctx);
 int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n);
 void sefa_destroy_commit(struct sefa_context *ctx, struct list_node *n);
 void sefa_destroy_cancel(struct sefa_context *ctx);
+
+/* mr.c: every registration of host memory ends here. */
+struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+                                  unsigned access);
 
 /* Locked detach steps that ibv_close_device and the destroy calls share. */
 void sefa_qp_detach(struct sefa_qp *qp);

@@ -34,10 +34,12 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 	return 0;
 }
 
-static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned status)
+static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned status,
+                          uint32_t len)
 {
 	struct sefa_cqe c;
 
+	sefa_cntr_count(qp, SEFA_CNTR_SEND, status == EFA_STATUS_OK, len);
 	/* An unsignaled success leaves no entry; its slot returns with the next one. */
 	if (!signaled && status == EFA_STATUS_OK) {
 		qp->sq_unsignaled++;
@@ -63,7 +65,7 @@ void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 	else
 		net_engine_flush(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)
-		complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status);
+		complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, b->e[i].len);
 	b->n = 0;
 }
 
@@ -138,6 +140,7 @@ done:
 	b->e[b->n].wr_id = w->wr_id;
 	b->e[b->n].signaled = w->signaled;
 	b->e[b->n].status = (uint8_t)status;
+	b->e[b->n].len = (uint32_t)total;
 	if (++b->n == SEFA_SEND_BATCH)
 		sefa_send_batch_flush(qp, b);
 }

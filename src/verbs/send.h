@@ -18,6 +18,7 @@ struct sefa_send_batch {
 	uint32_t n;
 	struct {
 		uint64_t wr_id;
+		uint32_t len; /* for a byte-counting completion counter */
 		bool signaled;
 		uint8_t status;
 	} e[SEFA_SEND_BATCH];

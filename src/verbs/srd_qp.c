@@ -144,11 +144,13 @@ static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 
 /* ---- completions ---------------------------------------------------------------------- */
 
+/* A finished work request: its counter (whether or not it leaves an entry), its CQE. */
 static void complete(struct sefa_qp *qp, uint64_t wr_id, bool is_send, bool signaled,
-                     unsigned status, uint8_t opcode)
+                     unsigned status, uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes)
 {
 	struct sefa_cqe c;
 
+	sefa_cntr_count(qp, cop, status == EFA_STATUS_OK, bytes);
 	if (is_send && !signaled && status == EFA_STATUS_OK) {
 		qp->sq_unsignaled++;
 		return;
@@ -174,6 +176,20 @@ static uint8_t send_wc_opcode(uint8_t wr_opcode)
 	return wr_opcode == IBV_WR_RDMA_WRITE || wr_opcode == IBV_WR_RDMA_WRITE_WITH_IMM
 	           ? IBV_WC_RDMA_WRITE
 	           : IBV_WC_SEND;
+}
+
+/* The counter op of a send queue work request. */
+static enum sefa_cntr_op send_cntr_op(uint8_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return SEFA_CNTR_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return SEFA_CNTR_RDMA_READ;
+	default:
+		return SEFA_CNTR_SEND;
+	}
 }
 
 /* ---- sending -------------------------------------------------------------------------- */
@@ -233,7 +249,8 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	if (status == EFA_STATUS_OK && !s)
 		status = EFA_STATUS_LOCAL_QP_INTERNAL_ERROR;
 	if (status != EFA_STATUS_OK) {
-		complete(qp, w->wr_id, true, w->signaled, status, send_wc_opcode(w->opcode));
+		complete(qp, w->wr_id, true, w->signaled, status, send_wc_opcode(w->opcode),
+		         send_cntr_op(w->opcode), total);
 		return;
 	}
 	/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
@@ -263,7 +280,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	if (!s->msg) {
 		sq_slot_put(qp, s);
 		complete(qp, w->wr_id, true, w->signaled, EFA_STATUS_LOCAL_QP_INTERNAL_ERROR,
-		         send_wc_opcode(w->opcode));
+		         send_wc_opcode(w->opcode), send_cntr_op(w->opcode), total);
 	}
 }
 
@@ -272,8 +289,8 @@ static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
 
-	complete(qp, s->w.wr_id, true, s->w.signaled, (unsigned)status,
-	         send_wc_opcode(s->w.opcode));
+	complete(qp, s->w.wr_id, true, s->w.signaled, (unsigned)status, send_wc_opcode(s->w.opcode),
+	         send_cntr_op(s->w.opcode), s->len);
 	sq_slot_put(qp, s);
 }
 
@@ -452,7 +469,7 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 		return SRD_OK;
 	/* The receive is used up by the error, here and at the sender. */
 	cnt->rx_len_err += status == EFA_STATUS_LOCAL_BAD_LENGTH;
-	complete(qp, c->w.wr_id, false, true, status, IBV_WC_RECV);
+	complete(qp, c->w.wr_id, false, true, status, IBV_WC_RECV, SEFA_CNTR_RECV, c->len);
 	claim_put(qp, c);
 	return status == EFA_STATUS_LOCAL_BAD_LENGTH ? SRD_REMOTE_BAD_LENGTH : SRD_REMOTE_ABORT;
 }
@@ -504,11 +521,15 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
 	struct sefa_cqe e;
 
+	if (c->op == SRD_MSG_WRITE || c->op == SRD_MSG_WRITE_IMM)
+		sefa_cntr_count(qp, SEFA_CNTR_REMOTE_RDMA_WRITE, true, c->len);
 	if (c->op == SRD_MSG_WRITE) {
 		net_engine_counters(qp->sh->eng)->rdma_writes_rx++;
 		claim_put(qp, c); /* a plain write leaves no completion at the target */
 		return;
 	}
+	/* A send, or a write with immediate: it consumes a receive (or is unsolicited). */
+	sefa_cntr_count(qp, SEFA_CNTR_RECV, true, c->len);
 	memset(&e, 0, sizeof(e));
 	e.qp = qp;
 	e.qp_num = (uint16_t)qp->ep.qpn;
@@ -573,6 +594,7 @@ static int srd_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_s
 	a->tag.ep = &qp->sh->answer_ep;
 	a->tag.kind = TAG_ANSWER;
 	a->sh = qp->sh;
+	a->qp = qp;
 	list_add_tail(&qp->sh->answers, &a->link);
 	a->rkey = rx->m->rkey;
 	a->raddr = rx->m->raddr;
@@ -604,7 +626,9 @@ static void answer_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 	struct sefa_answer *a = container_of(tag, struct sefa_answer, tag);
 
 	(void)ep;
-	(void)status;
+	/* The target's count: a remote read is done once its answer was delivered. */
+	if (a->qp && status == SRD_OK)
+		sefa_cntr_count(a->qp, SEFA_CNTR_REMOTE_RDMA_READ, true, a->len);
 	list_del(&a->link);
 	free(a);
 }
@@ -652,7 +676,7 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 			net_srd_cancel(eng, s->msg);
 		if (report)
 			complete(qp, s->w.wr_id, true, true, EFA_STATUS_FLUSHED,
-			         send_wc_opcode(s->w.opcode));
+			         send_wc_opcode(s->w.opcode), send_cntr_op(s->w.opcode), s->len);
 		sq_slot_put(qp, s);
 	}
 	net_srd_forget_claims(eng, &qp->ep);
@@ -662,7 +686,8 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		if (!c->busy)
 			continue;
 		if (report)
-			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV);
+			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV,
+			         SEFA_CNTR_RECV, c->len);
 		claim_put(qp, c);
 	}
 	while (!list_empty(&qp->write_claims)) {
@@ -670,7 +695,8 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		    container_of(qp->write_claims.next, struct sefa_rq_claim, link);
 
 		if (report && c->has_wqe)
-			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV);
+			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV,
+			         SEFA_CNTR_RECV, c->len);
 		claim_put(qp, c);
 	}
 }

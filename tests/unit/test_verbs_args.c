@@ -426,11 +426,13 @@ static void test_efadv(struct fixture *f)
 	CHECK_EQ(efadv_query_device(f->ctx, &da, 28), 0);
 	CHECK_EQ(da.device_caps, EFADV_DEVICE_ATTR_CAPS_RNR_RETRY |
 	                             EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID |
-	                             EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV);
+	                             EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV |
+	                             EFADV_DEVICE_ATTR_CAPS_COMP_CNTR);
 	CHECK_EQ(efadv_query_device(f->ctx, &da, sizeof(da)), 0);
 	CHECK_EQ(da.device_caps,
 	         EFADV_DEVICE_ATTR_CAPS_RDMA_READ | EFADV_DEVICE_ATTR_CAPS_RNR_RETRY |
 	             EFADV_DEVICE_ATTR_CAPS_CQ_WITH_SGID | EFADV_DEVICE_ATTR_CAPS_RDMA_WRITE |
+	             EFADV_DEVICE_ATTR_CAPS_COMP_CNTR |
 	             EFADV_DEVICE_ATTR_CAPS_UNSOLICITED_WRITE_RECV);
 	CHECK_EQ(da.inline_buf_size_ex, 80);
 	CHECK_EQ(da.max_rdma_size, 1u << 30);

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Completion counters (rdma-core 65, IBVERBS_1.18 and efadv_create_comp_cntr in EFA_1.7).
+ *
+ * A counter holds two 64-bit words, completions and errors, which the engine adds to as
+ * work completes on the QPs it is attached to: on the requester when a send, read or
+ * write finishes, on the target when a receive completes and when a remote write has
+ * landed or a remote read has been answered. Counting needs no completion entry and no
+ * call from the application, so a passive target learns that N writes landed by reading
+ * a word. The words are our memory, or the caller's (efadv_memory_location, type VA),
+ * as on EFA, where the device writes them by DMA. docs/abi.md has the rules.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../efa/efadv_impl.h"
+#include "sefa.h"
+
+/*
+ * EFA's counters wrap to 0 after max_value (the device's event_counter_max_val); the
+ * figures are those reported for EFA's second generation, which has the feature.
+ */
+#define CNTR_MAX_VALUE   0x7fffffffull
+#define CNTR_MAX_PER_DEV 512u
+#define CNTR_OPS_ALL                                                                          \
+	(IBV_QP_ATTACH_COMP_CNTR_OP_SEND | IBV_QP_ATTACH_COMP_CNTR_OP_RECV |                  \
+	 IBV_QP_ATTACH_COMP_CNTR_OP_RDMA_READ | IBV_QP_ATTACH_COMP_CNTR_OP_REMOTE_RDMA_READ | \
+	 IBV_QP_ATTACH_COMP_CNTR_OP_RDMA_WRITE | IBV_QP_ATTACH_COMP_CNTR_OP_REMOTE_RDMA_WRITE)
+
+static struct sefa_comp_cntr *to_scntr(struct ibv_comp_cntr *c)
+{
+	return container_of(c, struct sefa_comp_cntr, ibcc);
+}
+
+/* Adds n to a word, wrapping past max_value as the device does; any thread may race. */
+static void word_add(uint64_t *w, uint64_t n)
+{
+	uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), new;
+
+	do {
+		new = (old + n) % (CNTR_MAX_VALUE + 1);
+	} while (
+	    !__atomic_compare_exchange_n(w, &old, new, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+void sefa_cntr_count(struct sefa_qp *qp, enum sefa_cntr_op op, bool ok, uint64_t bytes)
+{
+	struct sefa_comp_cntr *c = qp->cntr[op];
+
+	if (!c)
+		return;
+	word_add(c->val[ok ? 0 : 1], c->bytes ? bytes : 1);
+}
+
+void sefa_cntr_release_qp(struct sefa_qp *qp)
+{
+	for (int i = 0; i < SEFA_CNTR_OPS; i++) {
+		struct sefa_comp_cntr *c = qp->cntr[i];
+
+		if (!c)
+			continue;
+		/* One reference per QP, however many of its ops use the counter. */
+		for (int j = i; j < SEFA_CNTR_OPS; j++)
+			if (qp->cntr[j] == c)
+				qp->cntr[j] = NULL;
+		atomic_fetch_sub(&c->qps, 1);
+	}
+}
+
+SEFA_EXPORT int _ibv_query_comp_cntr_caps(struct ibv_context *context,
+                                          struct ibv_comp_cntr_caps *caps, size_t caps_size)
+{
+	if (!sefa_is_our_context(context))
+		return EOPNOTSUPP;
+	if (!caps || caps_size < sizeof(*caps))
+		return EINVAL;
+	memset(caps, 0, caps_size);
+	caps->max_value = CNTR_MAX_VALUE;
+	caps->max_counters = CNTR_MAX_PER_DEV;
+	caps->supported_qp_attach_ops = CNTR_OPS_ALL;
+	return 0;
+}
+
+/* Where one word of a counter lives; 0 or an errno. */
+static int place_word(struct sefa_comp_cntr *c, int i, bool external,
+                      const struct efadv_memory_location *loc)
+{
+	c->val[i] = &c->own[i];
+	if (!external)
+		return 0;
+	if (loc->type == EFADV_MEMORY_LOCATION_DMABUF)
+		return EOPNOTSUPP; /* a software device imports no dma-buf (ibv_reg_dmabuf_mr) */
+	/* The device writes whole aligned words there, as the kernel's pinning requires. */
+	if (!loc->ptr || (uintptr_t)loc->ptr % sizeof(uint64_t))
+		return EINVAL;
+	c->val[i] = (uint64_t *)(void *)loc->ptr;
+	return 0;
+}
+
+static struct ibv_comp_cntr *create(struct ibv_context *context,
+                                    const struct ibv_comp_cntr_init_attr *attr,
+                                    const struct efadv_comp_cntr_init_attr *efa)
+{
+	const uint32_t ext_flags = EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM |
+	                           EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM;
+	struct sefa_context *ctx;
+	struct sefa_comp_cntr *c;
+	struct net_engine *eng;
+	int err;
+
+	if (!sefa_is_our_context(context)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = to_sctx(context);
+	/* EFA: "unsupported type or flag". Byte counting is softefa's option (docs). */
+	if (attr->comp_mask || attr->flags ||
+	    (attr->type != IBV_COMP_CNTR_TYPE_WRS &&
+	     !(attr->type == IBV_COMP_CNTR_TYPE_BYTES && ctx->cfg->comp_cntr_bytes))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (efa && (efa->comp_mask || efa->flags & ~ext_flags ||
+	            efa->comp_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF ||
+	            efa->err_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = place_word(c, 0, efa && efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM,
+	                 efa ? &efa->comp_cntr_ext_mem : NULL);
+	if (!err)
+		err =
+		    place_word(c, 1, efa && efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM,
+		               efa ? &efa->err_cntr_ext_mem : NULL);
+	if (err) {
+		free(c);
+		errno = err;
+		return NULL;
+	}
+	eng = ctx->sh->eng;
+	net_engine_lock(eng);
+	if (ctx->sh->ncntr >= CNTR_MAX_PER_DEV) {
+		net_engine_unlock(eng);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->ibcc.handle = ctx->sh->ncntr++;
+	net_engine_unlock(eng);
+	c->bytes = attr->type == IBV_COMP_CNTR_TYPE_BYTES;
+	/* Caller's memory starts from what the caller put there, as the device's would. */
+	c->ibcc.context = context;
+	sefa_obj_add(ctx, OBJ_CNTR, &c->obj);
+	return &c->ibcc;
+}
+
+SEFA_EXPORT struct ibv_comp_cntr *ibv_create_comp_cntr(struct ibv_context *context,
+                                                       struct ibv_comp_cntr_init_attr *cc_attr)
+{
+	return create(context, cc_attr, NULL);
+}
+
+SEFA_EXPORT struct ibv_comp_cntr *
+sefa_efadv_create_comp_cntr(struct ibv_context *ibvctx, struct ibv_comp_cntr_init_attr *attr,
+                            struct efadv_comp_cntr_init_attr *efa_attr, uint32_t inlen)
+{
+	struct efadv_comp_cntr_init_attr local;
+
+	if (!sefa_is_our_context(ibvctx)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	/* The caller's struct must reach the last location; a longer one has a zero tail. */
+	if (!efa_attr || inlen < sizeof(local) || !tail_clear(efa_attr, sizeof(local), inlen)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&local, efa_attr, sizeof(local));
+	return create(ibvctx, attr, &local);
+}
+
+SEFA_EXPORT int ibv_destroy_comp_cntr(struct ibv_comp_cntr *comp_cntr)
+{
+	struct sefa_context *ctx;
+	struct sefa_comp_cntr *c;
+	int err;
+
+	if (!comp_cntr || !sefa_is_our_context(comp_cntr->context))
+		return EINVAL;
+	ctx = to_sctx(comp_cntr->context);
+	c = to_scntr(comp_cntr);
+	err = sefa_destroy_begin(ctx, &c->obj);
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == 0) {
+		/* As the kernel: no detach exists; the QPs using it must go first. */
+		if (atomic_load(&c->qps)) {
+			sefa_destroy_cancel(ctx);
+			return EBUSY;
+		}
+		ctx->sh->ncntr--;
+		sefa_destroy_commit(ctx, &c->obj);
+	}
+	free(c);
+	sefa_ctx_put(ctx);
+	return 0;
+}
+
+static int word_set(struct ibv_comp_cntr *cc, int i, uint64_t value)
+{
+	if (!cc || !sefa_is_our_context(cc->context))
+		return EINVAL;
+	__atomic_store_n(to_scntr(cc)->val[i], value % (CNTR_MAX_VALUE + 1), __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int word_inc(struct ibv_comp_cntr *cc, int i, uint64_t amount)
+{
+	if (!cc || !sefa_is_our_context(cc->context))
+		return EINVAL;
+	word_add(to_scntr(cc)->val[i], amount % (CNTR_MAX_VALUE + 1));
+	return 0;
+}
+
+static int word_read(struct ibv_comp_cntr *cc, int i, uint64_t *value)
+{
+	if (!cc || !value || !sefa_is_our_context(cc->context))
+		return EINVAL;
+	*value = __atomic_load_n(to_scntr(cc)->val[i], __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+SEFA_EXPORT int ibv_set_comp_cntr(struct ibv_comp_cntr *comp_cntr, uint64_t value)
+{
+	return word_set(comp_cntr, 0, value);
+}
+
+SEFA_EXPORT int ibv_set_err_comp_cntr(struct ibv_comp_cntr *comp_cntr, uint64_t value)
+{
+	return word_set(comp_cntr, 1, value);
+}
+
+SEFA_EXPORT int ibv_inc_comp_cntr(struct ibv_comp_cntr *comp_cntr, uint64_t amount)
+{
+	return word_inc(comp_cntr, 0, amount);
+}
+
+SEFA_EXPORT int ibv_inc_err_comp_cntr(struct ibv_comp_cntr *comp_cntr, uint64_t amount)
+{
+	return word_inc(comp_cntr, 1, amount);
+}
+
+SEFA_EXPORT int ibv_read_comp_cntr(struct ibv_comp_cntr *comp_cntr, uint64_t *value)
+{
+	return word_read(comp_cntr, 0, value);
+}
+
+SEFA_EXPORT int ibv_read_err_comp_cntr(struct ibv_comp_cntr *comp_cntr, uint64_t *value)
+{
+	return word_read(comp_cntr, 1, value);
+}
+
+SEFA_EXPORT int ibv_qp_attach_comp_cntr(struct ibv_qp *ibqp, struct ibv_comp_cntr *comp_cntr,
+                                        struct ibv_qp_attach_comp_cntr_attr *attr)
+{
+	struct sefa_qp *qp;
+	struct sefa_comp_cntr *c;
+	struct net_engine *eng;
+	uint32_t ops;
+
+	if (!ibqp || !sefa_is_our_context(ibqp->context) || !comp_cntr || !attr ||
+	    comp_cntr->context != ibqp->context)
+		return EINVAL;
+	qp = to_sqp(ibqp);
+	c = to_scntr(comp_cntr);
+	ops = attr->op_mask;
+	/* The kernel's checks: some op, only known ops; then the device's ops. */
+	if (!ops || ops & ~(uint32_t)((1u << SEFA_CNTR_OPS) - 1))
+		return EINVAL;
+	if (ops & ~(uint32_t)CNTR_OPS_ALL)
+		return EOPNOTSUPP;
+	eng = qp->sh->eng;
+	net_engine_lock(eng);
+	/* Counters are set up before traffic: the QP must still be in RESET or INIT. */
+	if (ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT) {
+		net_engine_unlock(eng);
+		return EINVAL;
+	}
+	for (int i = 0; i < SEFA_CNTR_OPS; i++) {
+		if (ops & (1u << i) && qp->cntr[i]) {
+			net_engine_unlock(eng);
+			return EBUSY; /* one counter per op of a QP */
+		}
+	}
+	{
+		bool had = false;
+
+		for (int i = 0; i < SEFA_CNTR_OPS; i++)
+			had |= qp->cntr[i] == c;
+		for (int i = 0; i < SEFA_CNTR_OPS; i++)
+			if (ops & (1u << i))
+				qp->cntr[i] = c;
+		if (!had)
+			atomic_fetch_add(&c->qps, 1);
+	}
+	net_engine_unlock(eng);
+	return 0;
+}
