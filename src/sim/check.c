@@ -176,12 +176,89 @@ static void check_op(const struct sim *s, const struct sim_op *op, struct report
 	          at_risk(s, op) ? " or 13/15" : "");
 }
 
+static const char *const cntr_name[SIM_CNTR_OPS] = {
+    "send", "recv", "rdma_read", "remote_rdma_read", "rdma_write", "remote_rdma_write",
+};
+
+/*
+ * Completion counters count every distinct completion exactly once: what each host's
+ * counters hold must equal what the operations' own records say completed there (a
+ * requester's successes and failures, a target's deliveries and acknowledged answers),
+ * in work requests and in bytes.
+ */
+static void check_counters(const struct sim *s, struct report *r)
+{
+	size_t n = (size_t)s->nhosts * SIM_CNTR_OPS;
+	uint64_t *ok = calloc(n, sizeof(*ok)), *err = calloc(n, sizeof(*err));
+	uint64_t *bytes = calloc(n, sizeof(*bytes));
+
+	if (!ok || !err || !bytes) {
+		violation(r, NULL, "out of memory checking the counters");
+		goto out;
+	}
+	for (uint32_t i = 0; i < s->nops; i++) {
+		const struct sim_op *op = &s->ops[i];
+		size_t src = (size_t)op->src * SIM_CNTR_OPS, dst = (size_t)op->dst * SIM_CNTR_OPS;
+
+		if (op->tx_done) {
+			enum sim_cntr c = sim_cntr_of(op);
+
+			if (op->status == SRD_OK) {
+				ok[src + c]++;
+				bytes[src + c] += op->len;
+			} else {
+				err[src + c]++;
+			}
+		}
+		if (op->kind == SIM_OP_READ) {
+			ok[dst + SIM_CNTR_REMOTE_READ] += op->answered;
+			bytes[dst + SIM_CNTR_REMOTE_READ] += (uint64_t)op->answered * op->len;
+			if (op->answered > 1)
+				violation(r, op, "its answer completed %u times", op->answered);
+			/* The requester had every byte: the target must learn it, unless it went. */
+			if (op->status == SRD_OK && !op->answered && s->hosts[op->dst].alive &&
+			    !s->hosts[op->dst].restarts && !at_risk(s, op))
+				violation(r, op, "read succeeded, its answer never completed");
+			continue;
+		}
+		if (op->kind != SIM_OP_WRITE) {
+			ok[dst + SIM_CNTR_RECV] += op->delivered;
+			bytes[dst + SIM_CNTR_RECV] += (uint64_t)op->delivered * op->len;
+		}
+		if (op->kind != SIM_OP_SEND) {
+			ok[dst + SIM_CNTR_REMOTE_WRITE] += op->delivered;
+			bytes[dst + SIM_CNTR_REMOTE_WRITE] += (uint64_t)op->delivered * op->len;
+		}
+	}
+	for (int h = 0; h < s->nhosts; h++) {
+		const struct sim_host *hs = &s->hosts[h];
+
+		for (int c = 0; c < SIM_CNTR_OPS; c++) {
+			size_t k = (size_t)h * SIM_CNTR_OPS + (size_t)c;
+
+			if (hs->cntr_ok[c] != ok[k] || hs->cntr_err[c] != err[k] ||
+			    hs->cntr_bytes[c] != bytes[k])
+				violation(r, NULL,
+				          "h%d's %s counter holds %" PRIu64 " ok / %" PRIu64
+				          " err / %" PRIu64 " bytes; %" PRIu64 " / %" PRIu64
+				          " / %" PRIu64 " completed",
+				          h, cntr_name[c], hs->cntr_ok[c], hs->cntr_err[c],
+				          hs->cntr_bytes[c], ok[k], err[k], bytes[k]);
+		}
+	}
+out:
+	free(ok);
+	free(err);
+	free(bytes);
+}
+
 unsigned sim_check(struct sim *s, FILE *out, unsigned max)
 {
 	struct report r = {out, 0, max};
 
 	for (uint32_t i = 0; i < s->nops; i++)
 		check_op(s, &s->ops[i], &r);
+	check_counters(s, &r);
 	for (int i = 0; i < s->nhosts; i++) {
 		const struct sim_host *h = &s->hosts[i];
 

@@ -187,6 +187,11 @@ static void cb_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
 	if (c->placed != c->len)
 		op->bad_bytes += c->placed > c->len ? c->placed - c->len : c->len - c->placed;
 	op->delivered++;
+	/* The target's counters: a send or write-with-immediate consumes a receive. */
+	if (op->kind != SIM_OP_WRITE)
+		sim_cntr_add(h, SIM_CNTR_RECV, true, c->len);
+	if (op->kind != SIM_OP_SEND)
+		sim_cntr_add(h, SIM_CNTR_REMOTE_WRITE, true, c->len);
 	sim_trace(h->s, "deliver op%u at h%d", op->id, h->idx);
 	claim_del(h, c);
 }
@@ -236,8 +241,28 @@ static int cb_tx_place(void *user, void *cookie, uint32_t offset, const uint8_t 
 	return SRD_OK;
 }
 
+void sim_cntr_add(struct sim_host *h, enum sim_cntr c, bool ok, uint64_t bytes)
+{
+	if (ok) {
+		h->cntr_ok[c]++;
+		h->cntr_bytes[c] += bytes;
+	} else {
+		h->cntr_err[c]++;
+	}
+}
+
+enum sim_cntr sim_cntr_of(const struct sim_op *op)
+{
+	return op->kind == SIM_OP_SEND   ? SIM_CNTR_SEND
+	       : op->kind == SIM_OP_READ ? SIM_CNTR_READ
+	                                 : SIM_CNTR_WRITE;
+}
+
 void sim_op_finish(struct sim *s, struct sim_op *op, int status)
 {
+	/* Counted at every call, before the duplicate guard: a second completion of one
+	 * operation would show in the counts as well as in tx_done. */
+	sim_cntr_add(&s->hosts[op->src], sim_cntr_of(op), status == SRD_OK, op->len);
 	op->tx_done++;
 	if (op->tx_done > 1)
 		return;
@@ -256,8 +281,15 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	struct sim_host *h = user;
 	struct sim_tx *t = cookie;
 
-	if (t->kind == TX_OP)
+	if (t->kind == TX_OP) {
 		sim_op_finish(h->s, op_of(h->s, t->op), status);
+	} else if (status == SRD_OK) {
+		/* A remote read counts at its target once the answer was delivered. */
+		struct sim_op *op = op_of(h->s, t->op);
+
+		op->answered++;
+		sim_cntr_add(h, SIM_CNTR_REMOTE_READ, true, op->len);
+	}
 	tx_del(h, t);
 }
 

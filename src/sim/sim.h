@@ -118,6 +118,7 @@ struct sim_op {
 	uint32_t delivered;  /* target completions (rx_done; a read: rx_read) */
 	uint32_t placed;     /* bytes placed by the requester (a read's answer) */
 	uint32_t bad_bytes;  /* bytes that landed with the wrong value or place */
+	uint32_t answered;   /* a read: its answer's tx_done(OK) calls at the target */
 	struct srd_msg *msg; /* while pending */
 	void *cookie_tag;    /* (internal) */
 };

@@ -87,6 +87,17 @@ struct sim_claim {
 	bool credit;   /* used a receive credit */
 };
 
+/* The ops a completion counter can be attached for (ibv_qp_attach_comp_cntr_op, by bit). */
+enum sim_cntr {
+	SIM_CNTR_SEND,
+	SIM_CNTR_RECV,
+	SIM_CNTR_READ,
+	SIM_CNTR_REMOTE_READ,
+	SIM_CNTR_WRITE,
+	SIM_CNTR_REMOTE_WRITE,
+	SIM_CNTR_OPS
+};
+
 struct sim_host {
 	int node;
 	int idx;
@@ -107,6 +118,12 @@ struct sim_host {
 	/* summed over incarnations */
 	struct srd_stats past;
 	uint64_t restarts;
+	/*
+	 * Completion counters, as the verbs layer keeps them (enum sim_cntr): one count per
+	 * completion callback, so sim_check can prove that each counts every distinct
+	 * completion exactly once. They live on across restarts, like `past`.
+	 */
+	uint64_t cntr_ok[SIM_CNTR_OPS], cntr_err[SIM_CNTR_OPS], cntr_bytes[SIM_CNTR_OPS];
 };
 
 struct sim_node {
@@ -208,6 +225,9 @@ void sim_host_timer(struct sim *s, struct sim_host *h, uint64_t gen);
 void sim_host_post(struct sim *s, struct sim_op *op);
 void sim_host_pump(struct sim *s, struct sim_host *h);
 void sim_op_finish(struct sim *s, struct sim_op *op, int status);
+/* A completion counted at host h (bytes count only for successes). */
+void sim_cntr_add(struct sim_host *h, enum sim_cntr c, bool ok, uint64_t bytes);
+enum sim_cntr sim_cntr_of(const struct sim_op *op);
 
 /* The bytes of operation id at offset: what the application sent or holds. */
 static inline uint8_t sim_pattern(uint32_t id, uint64_t off)
