@@ -34,7 +34,7 @@ SEFA_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr
 		err = ENOMEM;
 		goto fail;
 	}
-	ah->peer = net_peer_get(eng, attr->grh.dgid.raw, ibpd);
+	ah->peer = net_peer_get(eng, attr->grh.dgid.raw, sefa_pd_base(ibpd));
 	if (!ah->peer) {
 		err = errno;
 		goto fail;
@@ -59,7 +59,7 @@ void sefa_ah_detach(struct sefa_ah *ah)
 {
 	struct sefa_shared *sh = to_sctx(ah->ibah.context)->sh;
 
-	net_peer_put(sh->eng, ah->peer, ah->ibah.pd);
+	net_peer_put(sh->eng, ah->peer, sefa_pd_base(ah->ibah.pd));
 	sh->nah--;
 }
 

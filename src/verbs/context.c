@@ -246,6 +246,9 @@ static void set_ops(struct sefa_context *ctx)
 	v->create_cq_ex = sefa_create_cq_ex;
 	v->create_qp_ex = sefa_create_qp_ex;
 	v->close_xrcd = stub_close_xrcd;
+	v->alloc_td = sefa_alloc_td;
+	v->dealloc_td = sefa_dealloc_td;
+	v->alloc_parent_domain = sefa_alloc_parent_domain;
 	v->sz = sizeof(*v);
 }
 

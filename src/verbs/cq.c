@@ -296,7 +296,7 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 	int err;
 
 	/* EFA's order: unsupported requests first (EOPNOTSUPP), then bad values (EINVAL). */
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -310,6 +310,13 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 		return NULL;
 	}
 	if (attr->cqe < 1 || attr->cqe > lim->max_cqe) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* EFA: the PD of a CQ must be a parent domain (of this context). */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !to_spd(attr->parent_domain)->base)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -345,6 +352,10 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 	cq->ctx = ctx;
 	sefa_lock_init(&cq->lock);
 	cq->efa_wc_flags = efa_wc_flags;
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		cq->pd = to_spd(attr->parent_domain);
+		atomic_fetch_add(&cq->pd->refs, 1); /* the parent domain stays while we do */
+	}
 	cq->ex.context = context;
 	cq->ex.channel = attr->channel;
 	cq->ex.cq_context = attr->cq_context;
@@ -471,6 +482,8 @@ SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	}
 	sefa_cq_detach(cq);
 	sefa_destroy_commit(ctx, &cq->obj);
+	if (cq->pd)
+		atomic_fetch_sub(&cq->pd->refs, 1);
 	if (ibcq->channel) {
 		__atomic_sub_fetch(&ibcq->channel->refcnt, 1, __ATOMIC_RELAXED);
 		/* As in libibverbs: every event handed out must be acknowledged first. */

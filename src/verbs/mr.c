@@ -44,7 +44,7 @@ bool sefa_mr_range_ok(struct sefa_shared *sh, const struct ibv_sge *sge, const s
 	struct sefa_mr *mr = sefa_mr_lookup(sh, sge->lkey);
 	uintptr_t start;
 
-	if (!mr || mr->ibmr.pd != pd || (mr->access & access) != access)
+	if (!mr || sefa_pd_base(mr->ibmr.pd) != sefa_pd_base(pd) || (mr->access & access) != access)
 		return false;
 	start = (uintptr_t)mr->ibmr.addr;
 	/* Written so that no sum can wrap: addr - start first, then the room left. */
@@ -57,7 +57,8 @@ uint8_t *sefa_mr_remote(struct sefa_shared *sh, uint32_t rkey, uint64_t raddr, u
 {
 	struct sefa_mr *mr = sefa_mr_lookup(sh, rkey);
 
-	if (!mr || (pd && mr->ibmr.pd != pd) || (mr->access & access) != access)
+	if (!mr || (pd && sefa_pd_base(mr->ibmr.pd) != sefa_pd_base(pd)) ||
+	    (mr->access & access) != access)
 		return NULL;
 	if (raddr < mr->iova || len > mr->ibmr.length || raddr - mr->iova > mr->ibmr.length - len)
 		return NULL;

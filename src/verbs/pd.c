@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Protection domains. */
+/*
+ * Protection domains, and the thread and parent domains EFA accepts: a thread domain
+ * with no attributes, and a parent domain of a PD with (optionally) a thread domain
+ * and the caller's pd_context; no custom allocators (EOPNOTSUPP), as EFA.
+ */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -48,15 +52,87 @@ SEFA_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 	if (err > 0)
 		return err;
 	if (err == 0) {
-		/* Like the kernel, refuse while MRs, QPs or AHs still use the PD. */
+		/* Like the kernel, refuse while MRs, QPs, AHs, CQs or parent domains use it. */
 		if (atomic_load(&pd->refs)) {
 			sefa_destroy_cancel(ctx);
 			return EBUSY;
 		}
-		ctx->sh->npd--;
+		if (!pd->base)
+			ctx->sh->npd--;
 		sefa_destroy_commit(ctx, &pd->obj);
+		/* A parent domain lets go of its PD and thread domain. After a close they
+		 * may be freed already, in any order: then nothing but our memory is touched. */
+		if (pd->base)
+			atomic_fetch_sub(&pd->base->refs, 1);
+		if (pd->td)
+			atomic_fetch_sub(&pd->td->refs, 1);
 	}
 	free(pd);
 	sefa_ctx_put(ctx);
 	return 0;
+}
+
+struct ibv_td *sefa_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr)
+{
+	struct sefa_td *td;
+
+	if (!attr || attr->comp_mask) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	td = calloc(1, sizeof(*td));
+	if (!td) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	td->ibtd.context = context;
+	return &td->ibtd;
+}
+
+int sefa_dealloc_td(struct ibv_td *ibtd)
+{
+	struct sefa_td *td = container_of(ibtd, struct sefa_td, ibtd);
+
+	if (atomic_load(&td->refs))
+		return EBUSY;
+	free(td);
+	return 0;
+}
+
+struct ibv_pd *sefa_alloc_parent_domain(struct ibv_context *context,
+                                        struct ibv_parent_domain_init_attr *attr)
+{
+	struct sefa_context *ctx = to_sctx(context);
+	struct sefa_pd *pd, *base;
+
+	if (!attr || !attr->pd || attr->pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (attr->comp_mask & ~(uint32_t)IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	base = to_spd(attr->pd);
+	if (base->base || (attr->td && attr->td->context != context)) {
+		errno = EINVAL; /* no parent of a parent */
+		return NULL;
+	}
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibpd.context = context;
+	pd->ibpd.handle = base->ibpd.handle;
+	pd->base = base;
+	atomic_fetch_add(&base->refs, 1);
+	if (attr->td) {
+		pd->td = container_of(attr->td, struct sefa_td, ibtd);
+		atomic_fetch_add(&pd->td->refs, 1);
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	sefa_obj_add(ctx, OBJ_PD, &pd->obj);
+	return &pd->ibpd;
 }

@@ -131,7 +131,7 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 	/* As on InfiniBand UD, the length counts the 40-byte GRH slot. */
 	c.byte_len = status == EFA_STATUS_OK ? len + SEFA_GRH_LEN : 0;
 	c.src_qp = h->src_qpn;
-	c.slid = net_peer_ahn_for(info->peer, qp->qpx.qp_base.pd);
+	c.slid = net_peer_ahn_for(info->peer, sefa_pd_base(qp->qpx.qp_base.pd));
 	if (h->flags & SRD_UD_F_IMM) {
 		c.imm_data = htobe32(h->imm);
 		c.wc_flags = IBV_WC_WITH_IMM;

@@ -89,10 +89,23 @@ struct sefa_context {
 
 /* ---- protection domain, memory region, address handle -------------------- */
 
+struct sefa_td {
+	struct ibv_td ibtd;
+	atomic_uint refs; /* parent domains using it */
+};
+
+/*
+ * A protection domain, or a parent domain (base != NULL): one that stands for its base
+ * PD everywhere (memory keys, address handles) and may carry a thread domain and the
+ * caller's pd_context, as EFA's do (docs/abi.md).
+ */
 struct sefa_pd {
 	struct ibv_pd ibpd;
 	struct list_node obj;
-	atomic_uint refs; /* MRs, QPs and AHs using it */
+	atomic_uint refs;     /* MRs, QPs, AHs, CQs and parent domains using it */
+	struct sefa_pd *base; /* a parent domain's PD */
+	struct sefa_td *td;   /* a parent domain's thread domain, or NULL */
+	void *pd_context;     /* IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT, kept as given */
 };
 
 struct sefa_mr {
@@ -158,6 +171,7 @@ struct sefa_cq {
 	uint64_t efa_wc_flags;
 	uint32_t events_delivered; /* by ibv_get_cq_event, under the channel lock */
 	atomic_uint qp_refs;
+	struct sefa_pd *pd; /* the parent domain it was created with (MASK_PD), or NULL */
 };
 
 /* ---- queue pair -------------------------------------------------------- */
@@ -333,6 +347,13 @@ static inline struct sefa_pd *to_spd(struct ibv_pd *p)
 {
 	return container_of(p, struct sefa_pd, ibpd);
 }
+/* The PD an object's protection is checked against: a parent domain's base. */
+static inline const struct ibv_pd *sefa_pd_base(const struct ibv_pd *p)
+{
+	const struct sefa_pd *pd = p ? container_of(p, struct sefa_pd, ibpd) : NULL;
+
+	return pd && pd->base ? &pd->base->ibpd : p;
+}
 static inline struct sefa_mr *to_smr(struct ibv_mr *m)
 {
 	return container_of(m, struct sefa_mr, ibmr);
@@ -428,6 +449,12 @@ void sefa_ctx_put(struct sefa_context *ctx);
 int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n);
 void sefa_destroy_commit(struct sefa_context *ctx, struct list_node *n);
 void sefa_destroy_cancel(struct sefa_context *ctx);
+
+/* pd.c: the verbs_context ops for thread and parent domains. */
+struct ibv_td *sefa_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);
+int sefa_dealloc_td(struct ibv_td *td);
+struct ibv_pd *sefa_alloc_parent_domain(struct ibv_context *context,
+                                        struct ibv_parent_domain_init_attr *attr);
 
 /* mr.c: every registration of host memory ends here. */
 struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,

@@ -406,7 +406,7 @@ static int addressable(struct sefa_qp *qp, const struct net_srd_rx *rx, bool cou
 /* The checks every remote access passes before a byte moves (see the file comment). */
 static int remote_access(struct sefa_qp *qp, const struct net_srd_rx *rx, unsigned access)
 {
-	if (net_peer_ahn_for(rx->peer, qp->qpx.qp_base.pd) == NET_AHN_UNKNOWN)
+	if (net_peer_ahn_for(rx->peer, sefa_pd_base(qp->qpx.qp_base.pd)) == NET_AHN_UNKNOWN)
 		return SRD_REMOTE_UNKNOWN_PEER;
 	/* No request beyond the device's RDMA size, whatever a peer asks. */
 	if (rx->m->len > qp->ctx->cfg->lim.max_rdma_size)
@@ -536,7 +536,7 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 	e.status = IBV_WC_SUCCESS;
 	e.byte_len = c->len; /* SRD has no GRH slot; for write-imm, the write's length */
 	e.src_qp = rx->m->src_qpn;
-	e.slid = net_peer_ahn_for(rx->peer, qp->qpx.qp_base.pd);
+	e.slid = net_peer_ahn_for(rx->peer, sefa_pd_base(qp->qpx.qp_base.pd));
 	if (rx->m->has_imm) {
 		e.imm_data = htobe32(rx->m->imm);
 		e.wc_flags = IBV_WC_WITH_IMM;

@@ -602,6 +602,105 @@ static void test_rdma_args(struct fixture *f)
 
 /* Closing a context with objects alive leaves them to the application, whose destroy
  * calls then succeed (test_lifetime.c goes further). */
+/* Thread and parent domains as EFA takes them; a parent domain stands for its PD. */
+static void test_parent_domain(struct fixture *f)
+{
+	struct ibv_td_init_attr ta = {.comp_mask = 1};
+	struct ibv_parent_domain_init_attr pa = {.pd = f->pd, .comp_mask = 0};
+	struct ibv_cq_init_attr_ex ca = {.cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS};
+	struct ibv_td *td;
+	struct ibv_pd *par;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qp;
+	int dummy;
+
+	errno = 0;
+	CHECK(ibv_alloc_td(f->ctx, &ta) == NULL && errno == EOPNOTSUPP);
+	ta.comp_mask = 0;
+	td = ibv_alloc_td(f->ctx, &ta);
+	REQUIRE(td);
+	/* Custom allocators are refused; a pd_context and a thread domain are taken. */
+	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(f->ctx, &pa) == NULL && errno == EOPNOTSUPP);
+	pa.pd = NULL;
+	pa.comp_mask = 0;
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(f->ctx, &pa) == NULL && errno == EINVAL);
+	pa.pd = f->pd;
+	pa.td = td;
+	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	pa.pd_context = &dummy;
+	par = ibv_alloc_parent_domain(f->ctx, &pa);
+	REQUIRE(par);
+	CHECK(par->context == f->ctx && par->handle == f->pd->handle);
+	pa.pd = par; /* no parent of a parent */
+	errno = 0;
+	CHECK(ibv_alloc_parent_domain(f->ctx, &pa) == NULL && errno == EINVAL);
+	CHECK_EQ(ibv_dealloc_td(td), EBUSY);
+	CHECK_EQ(ibv_dealloc_pd(f->pd), EBUSY);
+
+	/* A CQ's PD must be a parent domain. */
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	ca.parent_domain = f->pd;
+	errno = 0;
+	CHECK(ibv_create_cq_ex(f->ctx, &ca) == NULL && errno == EINVAL);
+	ca.parent_domain = par;
+	cqx = ibv_create_cq_ex(f->ctx, &ca);
+	REQUIRE(cqx);
+
+	/* A QP on the parent domain sends from memory registered on its PD, to an AH made on
+	 * the PD: one datagram to itself arrives. */
+	{
+		struct ibv_qp_init_attr qa = {
+		    .send_cq = ibv_cq_ex_to_cq(cqx),
+		    .recv_cq = ibv_cq_ex_to_cq(cqx),
+		    .cap = {.max_send_wr = 4,
+		            .max_recv_wr = 4,
+		            .max_send_sge = 1,
+		            .max_recv_sge = 1},
+		    .qp_type = IBV_QPT_UD,
+		};
+		struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+		struct ibv_sge rs = {(uintptr_t)f->buf, 256, f->mr->lkey};
+		struct ibv_sge ss = {(uintptr_t)f->buf + 4096, 64, f->mr->lkey};
+		struct ibv_recv_wr rw = {.wr_id = 1, .sg_list = &rs, .num_sge = 1}, *rbad;
+		struct ibv_send_wr sw = {.wr_id = 2,
+		                         .sg_list = &ss,
+		                         .num_sge = 1,
+		                         .opcode = IBV_WR_SEND,
+		                         .send_flags = IBV_SEND_SIGNALED},
+		                   *sbad;
+		struct ibv_wc wc[2];
+		struct ibv_ah *ah;
+		int got = 0;
+
+		qp = ibv_create_qp(par, &qa);
+		REQUIRE(qp);
+		CHECK_EQ(ibv_dealloc_pd(par), EBUSY);
+		REQUIRE(!to_state(qp, IBV_QPS_INIT) && !to_state(qp, IBV_QPS_RTR) &&
+		        !to_state(qp, IBV_QPS_RTS));
+		REQUIRE(!ibv_query_gid(f->ctx, 1, 0, &aa.grh.dgid));
+		ah = ibv_create_ah(f->pd, &aa);
+		REQUIRE(ah);
+		sw.wr.ud.ah = ah;
+		sw.wr.ud.remote_qpn = qp->qp_num;
+		sw.wr.ud.remote_qkey = QKEY;
+		CHECK_EQ(ibv_post_recv(qp, &rw, &rbad), 0);
+		CHECK_EQ(ibv_post_send(qp, &sw, &sbad), 0);
+		for (long spins = 0; got < 2 && spins < 100000000; spins++)
+			got += ibv_poll_cq(ibv_cq_ex_to_cq(cqx), 2 - got, wc + got);
+		CHECK_EQ(got, 2);
+		CHECK(got == 2 && wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS);
+		CHECK_EQ(ibv_destroy_ah(ah), 0);
+		CHECK_EQ(ibv_destroy_qp(qp), 0);
+	}
+	CHECK_EQ(ibv_dealloc_pd(par), EBUSY); /* the CQ still uses it */
+	CHECK_EQ(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+	CHECK_EQ(ibv_dealloc_pd(par), 0);
+	CHECK_EQ(ibv_dealloc_td(td), 0);
+}
+
 static void test_close_with_objects(void)
 {
 	struct fixture g;
@@ -639,6 +738,7 @@ int main(void)
 	test_flush(&f);
 	test_efadv(&f);
 	test_rdma_args(&f);
+	test_parent_domain(&f);
 	fixture_close(&f);
 	test_close_with_objects();
 	return check_report("test_verbs_args");
