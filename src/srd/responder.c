@@ -335,17 +335,17 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	}
 	if (status != SRD_OK) {
 		/*
-		 * The message is refused as a whole: its later packets get the same answer
-		 * without a claim, so a receive consumed by the error is not claimed again,
-		 * and a write refused for its access is not taken in part if the condition
-		 * clears meanwhile (an AH or MR created mid-message).
+		 * The message is refused as a whole: its later packets, and a copy of this
+		 * one sent again because our answer was lost, get the same answer without a
+		 * claim, so a receive consumed by the error is not claimed again (nor its
+		 * retransmission refused as RNR for want of it, for ever), and a write
+		 * refused for its access is not taken in part if the condition clears
+		 * meanwhile (an AH or MR created mid-message).
 		 */
-		if (h->payload_len < h->msg_len) {
-			e = rxmsg_add(rx, h, &info);
-			if (e) {
-				e->status = (uint8_t)status;
-				e->last_ns = now;
-			}
+		e = rxmsg_add(rx, h, &info);
+		if (e) {
+			e->status = (uint8_t)status;
+			e->last_ns = now;
 		}
 		add_nak(p, h->psn, (uint8_t)status);
 		ep->stats.err_nak_tx++;

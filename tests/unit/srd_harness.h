@@ -50,6 +50,7 @@ struct h_node {
 	struct h_recv recvs[H_MAX_RECV];
 	int nrecvs;
 	int claims, aborts;
+	int claim_calls;     /* rx_claim calls, refused ones too */
 	uint16_t accept_qpn; /* rx_claim refuses other QPNs with BAD_DEST_QPN */
 	uint8_t *mem;        /* H_MEM bytes at H_MEM_VA, rkey H_RKEY */
 	int mem_gone;        /* the region was deregistered: writes and reads refused */
@@ -104,6 +105,7 @@ static int h_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	struct h_node *n = &H->nodes[h_node_of(user)];
 	struct h_recv *r;
 
+	n->claim_calls++;
 	if (n->accept_qpn && m->dst_qpn != n->accept_qpn)
 		return SRD_REMOTE_BAD_DEST_QPN;
 	if (m->op == SRD_MSG_WRITE || m->op == SRD_MSG_WRITE_IMM) {

@@ -262,6 +262,48 @@ static void test_bad_dest(void)
 	h_free(&h);
 }
 
+/* Drops the first *arg acks node 1 sends once it has refused a claim: its answers. */
+static int drop_answers(void *arg, int from, int to, const uint8_t *pkt, uint32_t len,
+                        uint32_t path, uint64_t *delay)
+{
+	int *left = arg;
+
+	(void)to;
+	(void)path;
+	(void)delay;
+	if (from == 1 && H->nodes[1].claim_calls && len > 3 && pkt[3] == SRD_PKT_ACK && *left > 0) {
+		(*left)--;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A one-packet message refused with an error whose answer is lost: its retransmission
+ * gets the same error, without a second claim (on EFA a claim can consume a receive,
+ * and a second one would find none and refuse it as RNR for ever).
+ */
+static void test_refused_answer_lost(void)
+{
+	struct srd_config c = base_cfg();
+	struct harness h;
+	struct h_msg *m;
+	int drops = 3;
+
+	h_init(&h, 2, &c, 9);
+	h.filter = drop_answers;
+	h.filter_arg = &drops;
+	h.nodes[1].recv_avail = 10;
+	h.nodes[1].accept_qpn = 99; /* our message goes to QPN 7 */
+	m = h_send(&h, 0, 1, 100, 0, 7);
+	CHECK(h_run(&h, 1000000) < 1000000);
+	CHECK_EQ(drops, 0);
+	CHECK_EQ(m->status, SRD_REMOTE_BAD_DEST_QPN);
+	CHECK_EQ(m->done_count, 1);
+	CHECK_EQ(h.nodes[1].claim_calls, 1);
+	h_free(&h);
+}
+
 static int drop_all_to(void *arg, int from, int to, const uint8_t *pkt, uint32_t len, uint32_t path,
                        uint64_t *delay)
 {
@@ -597,6 +639,7 @@ int main(void)
 	test_rnr();
 	test_rnr_backoff();
 	test_bad_dest();
+	test_refused_answer_lost();
 	test_peer_death();
 	test_peer_restart();
 	test_old_straggler();
