@@ -51,7 +51,8 @@ void sefa_cntr_count(struct sefa_qp *qp, enum sefa_cntr_op op, bool ok, uint64_t
 
 	if (!c)
 		return;
-	word_add(c->val[ok ? 0 : 1], c->bytes ? bytes : 1);
+	/* Errors count failed work requests, whatever the counter's type. */
+	word_add(c->val[ok ? 0 : 1], ok && c->bytes ? bytes : 1);
 }
 
 void sefa_cntr_release_qp(struct sefa_qp *qp)
@@ -92,9 +93,12 @@ static int place_word(struct sefa_comp_cntr *c, int i, bool external,
 		return 0;
 	if (loc->type == EFADV_MEMORY_LOCATION_DMABUF)
 		return EOPNOTSUPP; /* a software device imports no dma-buf (ibv_reg_dmabuf_mr) */
-	/* The device writes whole aligned words there, as the kernel's pinning requires. */
+	/* The device writes whole aligned words there, as the kernel's pinning requires;
+	 * memory that cannot be written is refused here, as pinning it would fail. */
 	if (!loc->ptr || (uintptr_t)loc->ptr % sizeof(uint64_t))
 		return EINVAL;
+	if (!sefa_range_accessible(loc->ptr, sizeof(uint64_t), true))
+		return EFAULT;
 	c->val[i] = (uint64_t *)(void *)loc->ptr;
 	return 0;
 }
@@ -127,8 +131,10 @@ static struct ibv_comp_cntr *create(struct ibv_context *context,
 		return NULL;
 	}
 	if (efa && (efa->comp_mask || efa->flags & ~ext_flags ||
-	            efa->comp_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF ||
-	            efa->err_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF)) {
+	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM &&
+	             efa->comp_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF) ||
+	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM &&
+	             efa->err_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -156,7 +162,8 @@ static struct ibv_comp_cntr *create(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	c->ibcc.handle = ctx->sh->ncntr++;
+	ctx->sh->ncntr++;
+	c->ibcc.handle = ctx->sh->cntr_handles++;
 	net_engine_unlock(eng);
 	c->bytes = attr->type == IBV_COMP_CNTR_TYPE_BYTES;
 	/* Caller's memory starts from what the caller put there, as the device's would. */
@@ -288,7 +295,7 @@ SEFA_EXPORT int ibv_qp_attach_comp_cntr(struct ibv_qp *ibqp, struct ibv_comp_cnt
 	c = to_scntr(comp_cntr);
 	ops = attr->op_mask;
 	/* The kernel's checks: some op, only known ops; then the device's ops. */
-	if (!ops || ops & ~(uint32_t)((1u << SEFA_CNTR_OPS) - 1))
+	if (attr->comp_mask || !ops || ops & ~(uint32_t)((1u << SEFA_CNTR_OPS) - 1))
 		return EINVAL;
 	if (ops & ~(uint32_t)CNTR_OPS_ALL)
 		return EOPNOTSUPP;

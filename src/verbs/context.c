@@ -19,7 +19,7 @@ static void fill_device_attr(struct sefa_context *ctx, struct ibv_device_attr *a
 	memset(a, 0, sizeof(*a));
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "0.1.0.0");
 	a->node_guid = ctx->dev->guid;
-	a->sys_image_guid = ctx->dev->guid;
+	a->sys_image_guid = 0; /* EFA's driver never sets it */
 	a->max_mr_size = lim->max_mr_size;
 	a->page_size_cap = ~(uint64_t)0xfff;
 	a->vendor_id = SEFA_VENDOR_ID;

@@ -147,6 +147,8 @@ static void detach_all(struct sefa_context *ctx)
 		sefa_cq_detach(container_of(n, struct sefa_cq, obj));
 	for_each_obj (ctx, OBJ_PD, n)
 		ctx->sh->npd -= !container_of(n, struct sefa_pd, obj)->base;
+	for_each_obj (ctx, OBJ_CNTR, n)
+		ctx->sh->ncntr--;
 	for_each_obj (ctx, OBJ_CHANNEL, n)
 		atomic_store_explicit(&container_of(n, struct sefa_channel, obj)->closed, true,
 		                      memory_order_release);

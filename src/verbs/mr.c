@@ -135,7 +135,7 @@ static uint32_t new_key(struct sefa_shared *sh)
  * engine then never faults on a registered address. (Unmapping a region while it is
  * still registered is the application's bug; real EFA keeps the pages pinned.)
  */
-static bool range_accessible(const void *addr, size_t len, bool need_write)
+bool sefa_range_accessible(const void *addr, size_t len, bool need_write)
 {
 	uintptr_t cur = (uintptr_t)addr, end = (uintptr_t)addr + len;
 	char line[512];
@@ -196,7 +196,7 @@ struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!range_accessible(addr, length, access & IBV_ACCESS_LOCAL_WRITE)) {
+	if (!sefa_range_accessible(addr, length, access & IBV_ACCESS_LOCAL_WRITE)) {
 		errno = EFAULT;
 		return NULL;
 	}

@@ -61,12 +61,14 @@ SEFA_EXPORT struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct ibv_mr_init_a
 		const struct ibv_buf *b = in->buf;
 		uintptr_t lo, hi;
 
-		if (!b || b->pd != pd || !(a.comp_mask & IBV_REG_MR_MASK_ADDR) ||
+		if (!b || sefa_pd_base(b->pd) != sefa_pd_base(pd) ||
+		    !(a.comp_mask & IBV_REG_MR_MASK_ADDR) ||
 		    a.comp_mask & (IBV_REG_MR_MASK_FD | IBV_REG_MR_MASK_FD_OFFSET))
 			return fail(EINVAL);
 		lo = (uintptr_t)b->addr;
 		hi = lo + b->size;
-		if ((uintptr_t)a.addr < lo || a.length > hi - (uintptr_t)a.addr)
+		if ((uintptr_t)a.addr < lo || (uintptr_t)a.addr > hi ||
+		    a.length > hi - (uintptr_t)a.addr)
 			return fail(EINVAL);
 		/* Host memory: an ordinary registration of that range. */
 		a.comp_mask &= ~(uint64_t)IBV_REG_MR_MASK_BUF;
@@ -96,7 +98,7 @@ SEFA_EXPORT void *ibv_alloc_buf(struct ibv_pd *pd, size_t size, struct ibv_buf *
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!buf) {
+	if (!buf || !size) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -74,6 +74,7 @@ SEFA_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 
 struct ibv_td *sefa_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr)
 {
+	struct sefa_context *ctx = to_sctx(context);
 	struct sefa_td *td;
 
 	if (!attr || attr->comp_mask) {
@@ -86,16 +87,30 @@ struct ibv_td *sefa_alloc_td(struct ibv_context *context, struct ibv_td_init_att
 		return NULL;
 	}
 	td->ibtd.context = context;
+	/* Listed like every object: its context lives until it is gone (docs/lifetime.md). */
+	sefa_obj_add(ctx, OBJ_TD, &td->obj);
 	return &td->ibtd;
 }
 
 int sefa_dealloc_td(struct ibv_td *ibtd)
 {
 	struct sefa_td *td = container_of(ibtd, struct sefa_td, ibtd);
+	struct sefa_context *ctx = to_sctx(ibtd->context);
+	int err = sefa_destroy_begin(ctx, &td->obj);
 
-	if (atomic_load(&td->refs))
-		return EBUSY;
+	if (err == SEFA_DESTROY_LEFT)
+		return 0;
+	if (err > 0)
+		return err;
+	if (err == 0) {
+		if (atomic_load(&td->refs)) {
+			sefa_destroy_cancel(ctx);
+			return EBUSY;
+		}
+		sefa_destroy_commit(ctx, &td->obj);
+	}
 	free(td);
+	sefa_ctx_put(ctx);
 	return 0;
 }
 

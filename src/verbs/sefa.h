@@ -47,6 +47,7 @@ struct sefa_shared {
 	uint32_t nmr;
 	/* Object counts against the device limits; engine lock. */
 	uint32_t npd, ncq, nqp, nah, ncntr;
+	uint32_t cntr_handles; /* the next completion counter's handle; only grows */
 	/* The endpoint read answers belong to (not in the QPN table), and the answers in
 	 * flight (engine lock): the engine's teardown ends them without a callback. */
 	struct net_ep answer_ep;
@@ -54,7 +55,17 @@ struct sefa_shared {
 };
 
 /* Objects a context owns, listed so that ibv_close_device can detach them. */
-enum sefa_obj_kind { OBJ_QP, OBJ_AH, OBJ_MR, OBJ_CQ, OBJ_CHANNEL, OBJ_PD, OBJ_CNTR, OBJ_KINDS };
+enum sefa_obj_kind {
+	OBJ_QP,
+	OBJ_AH,
+	OBJ_MR,
+	OBJ_CQ,
+	OBJ_CHANNEL,
+	OBJ_PD,
+	OBJ_CNTR,
+	OBJ_TD,
+	OBJ_KINDS
+};
 
 struct sefa_async_event {
 	struct ibv_async_event ev;
@@ -91,6 +102,7 @@ struct sefa_context {
 
 struct sefa_td {
 	struct ibv_td ibtd;
+	struct list_node obj;
 	atomic_uint refs; /* parent domains using it */
 };
 
@@ -241,7 +253,6 @@ struct sefa_rq_claim {
 	bool busy;
 };
 
-/* The source of an answer to a peer's RDMA read; owned by the device, not a QP. */
 /* ---- completion counters (comp_cntr.c) ------------------------------------ */
 
 #define SEFA_CNTR_OPS 6 /* the ops of enum ibv_qp_attach_comp_cntr_op, by bit */
@@ -268,6 +279,7 @@ void sefa_cntr_count(struct sefa_qp *qp, enum sefa_cntr_op op, bool ok, uint64_t
 /* Engine lock held: the QP is going; its counters are free of it. */
 void sefa_cntr_release_qp(struct sefa_qp *qp);
 
+/* The source of an answer to a peer's RDMA read; owned by the device, not a QP. */
 struct sefa_answer {
 	struct net_srd_tag tag; /* first: the core's cookie */
 	struct list_node link;  /* in sh->answers */
@@ -457,6 +469,7 @@ struct ibv_pd *sefa_alloc_parent_domain(struct ibv_context *context,
                                         struct ibv_parent_domain_init_attr *attr);
 
 /* mr.c: every registration of host memory ends here. */
+bool sefa_range_accessible(const void *addr, size_t len, bool need_write);
 struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
                                   unsigned access);
 

@@ -594,10 +594,19 @@ static bool check_cntr_calls(const struct abi_row *r)
 		IS("ibv_set_comp_cntr") ? ibv_read_comp_cntr(c, &v) : ibv_read_err_comp_cntr(c, &v);
 		CHECK_EQ(v, 41);
 	} else if (IS("ibv_inc_comp_cntr") || IS("ibv_inc_err_comp_cntr")) {
+		struct ibv_comp_cntr_caps caps;
+
 		CHECK_EQ(FN(int (*)(struct ibv_comp_cntr *, uint64_t))(c, 3), 0);
 		CHECK_EQ(FN(int (*)(struct ibv_comp_cntr *, uint64_t))(c, 4), 0);
 		IS("ibv_inc_comp_cntr") ? ibv_read_comp_cntr(c, &v) : ibv_read_err_comp_cntr(c, &v);
 		CHECK_EQ(v, 7);
+		/* Past max_value a count wraps to 0, as the device's. */
+		CHECK_EQ(ibv_query_comp_cntr_caps(f.ctx, &caps), 0);
+		IS("ibv_inc_comp_cntr") ? ibv_set_comp_cntr(c, caps.max_value)
+		                        : ibv_set_err_comp_cntr(c, caps.max_value);
+		CHECK_EQ(FN(int (*)(struct ibv_comp_cntr *, uint64_t))(c, 2), 0);
+		IS("ibv_inc_comp_cntr") ? ibv_read_comp_cntr(c, &v) : ibv_read_err_comp_cntr(c, &v);
+		CHECK_EQ(v, 1);
 	} else if (IS("ibv_read_comp_cntr") || IS("ibv_read_err_comp_cntr")) {
 		IS("ibv_read_comp_cntr") ? ibv_set_comp_cntr(c, 5) : ibv_set_err_comp_cntr(c, 5);
 		CHECK_EQ(FN(int (*)(struct ibv_comp_cntr *, uint64_t *))(c, &v), 0);
@@ -611,6 +620,10 @@ static bool check_cntr_calls(const struct abi_row *r)
 		struct ibv_qp_attach_comp_cntr_attr aa = {.op_mask = 0};
 
 		CHECK_EQ(at(q, c, &aa), EINVAL); /* no op */
+		aa.comp_mask = 1;
+		aa.op_mask = IBV_QP_ATTACH_COMP_CNTR_OP_SEND;
+		CHECK_EQ(at(q, c, &aa), EINVAL); /* an unknown comp_mask */
+		aa.comp_mask = 0;
 		aa.op_mask = 1u << 6;
 		CHECK_EQ(at(q, c, &aa), EINVAL); /* unknown op */
 		aa.op_mask =

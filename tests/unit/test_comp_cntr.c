@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Completion counters between two processes on SRD. The requester (the parent) counts
- * its sends in bytes, its writes and reads in work requests (and a write the target
- * refuses as an error); the target (a child) counts the receives its sends consumed,
- * the remote writes that landed and, in bytes in its own memory (efadv's external VA
- * location), the remote reads it answered. The target never polls and never calls in:
- * its engine counts. Every count must be exact, also under SOFTEFA_FAULT_DROP, where
- * packets are lost and retransmitted (a duplicate must never count twice).
+ * its sends in bytes (a send too long for its receive as an error), its writes and
+ * reads in work requests (a write the target refuses as an error); the target (a child)
+ * counts the receives that sends and writes with immediate consumed (the too-long send
+ * as an error), the remote writes that landed (with immediate or not) and, in bytes in
+ * its own memory (efadv's external VA location), the remote reads it answered. The
+ * target's QP sits on a parent domain (with a thread domain) of the PD its memory and
+ * address handle belong to. It never polls and never calls in: its engine counts.
+ * Every count must be exact, also under SOFTEFA_FAULT_DROP, where packets are lost and
+ * retransmitted (a duplicate must never count twice).
  * Needs SOFTEFA_COMP_CNTR_BYTES=1 (byte counters are softefa's option; EFA has WRS).
  */
 #include <infiniband/efadv.h>
@@ -24,11 +27,13 @@
 #include "check.h"
 #include "engine_stats.h"
 
-#define QKEY    0x11111111u
-#define MEM     (1u << 20)
-#define N_SEND  48
-#define N_WRITE 2000
-#define N_READ  1000
+#define QKEY     0x11111111u
+#define MEM      (1u << 20)
+#define N_SEND   48
+#define N_WRITE  2000
+#define N_READ   1000
+#define N_WIMM   8
+#define RECV_LEN 4096u
 
 struct target_info {
 	union ibv_gid gid;
@@ -95,8 +100,8 @@ static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct 
 	qa.send_cq = qa.recv_cq = cq;
 	qa.pd = pd;
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags =
-	    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_RDMA_WRITE;
+	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
+	                    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
 	qa.cap = (struct ibv_qp_cap){
 	    .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1};
 	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
@@ -160,25 +165,32 @@ static void target_run(int fd)
 	static uint64_t words[2] __attribute__((aligned(8)));
 	struct ibv_comp_cntr *c[3];
 	struct target_info ti = {0};
+	struct ibv_td_init_attr ta = {0};
+	struct ibv_td *td = ibv_alloc_td(ctx, &ta);
+	struct ibv_parent_domain_init_attr pa = {.pd = pd, .td = td};
+	struct ibv_pd *par;
 	struct ibv_ah *ah = NULL;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 
-	REQUIRE(pd && cq && mem);
+	REQUIRE(pd && cq && mem && td);
+	par = ibv_alloc_parent_domain(ctx, &pa);
+	REQUIRE(par);
 	memset(mem, 0x5a, MEM);
 	mr = ibv_reg_mr(pd, mem, MEM,
 	                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	REQUIRE(mr);
-	qp = srd_qp(ctx, pd, cq);
+	qp = srd_qp(ctx, par, cq);
 	c[0] = cntr(ctx, qp, IBV_QP_ATTACH_COMP_CNTR_OP_RECV, IBV_COMP_CNTR_TYPE_WRS, NULL);
 	c[1] = cntr(ctx, qp, IBV_QP_ATTACH_COMP_CNTR_OP_REMOTE_RDMA_WRITE, IBV_COMP_CNTR_TYPE_WRS,
 	            NULL);
 	c[2] = cntr(ctx, qp, IBV_QP_ATTACH_COMP_CNTR_OP_REMOTE_RDMA_READ, IBV_COMP_CNTR_TYPE_BYTES,
 	            words);
 	to_rts(qp);
-	/* The sends land in the first half of the region, 4 KiB each. */
-	for (uint32_t i = 0; i < N_SEND; i++) {
-		struct ibv_sge sge = {(uintptr_t)mem + i * 4096u, 4096, mr->lkey};
+	/* Receives for the sends, the writes with immediate and the too-long send, in the
+	 * first half of the region, RECV_LEN each. */
+	for (uint32_t i = 0; i < N_SEND + N_WIMM + 1; i++) {
+		struct ibv_sge sge = {(uintptr_t)mem + i * RECV_LEN, RECV_LEN, mr->lkey};
 		struct ibv_recv_wr wr = {.wr_id = i, .sg_list = &sge, .num_sge = 1}, *bad;
 
 		REQUIRE(ibv_post_recv(qp, &wr, &bad) == 0);
@@ -225,6 +237,8 @@ static void target_run(int fd)
 		CHECK_EQ(ibv_destroy_comp_cntr(c[i]), 0);
 	if (ah)
 		ibv_destroy_ah(ah);
+	CHECK_EQ(ibv_dealloc_pd(par), 0);
+	CHECK_EQ(ibv_dealloc_td(td), 0);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
@@ -241,7 +255,7 @@ static struct ibv_mr *mr;
 static uint8_t *lbuf;
 static struct target_info ti;
 
-enum rop { OP_SEND, OP_WRITE, OP_READ };
+enum rop { OP_SEND, OP_WRITE, OP_WRITE_IMM, OP_READ };
 
 static void post(enum rop op, uint64_t wr_id, uint32_t rkey, uint64_t raddr, uint32_t len)
 {
@@ -252,6 +266,8 @@ static void post(enum rop op, uint64_t wr_id, uint32_t rkey, uint64_t raddr, uin
 		ibv_wr_send(qx);
 	else if (op == OP_WRITE)
 		ibv_wr_rdma_write(qx, rkey, raddr);
+	else if (op == OP_WRITE_IMM)
+		ibv_wr_rdma_write_imm(qx, rkey, raddr, htobe32((uint32_t)wr_id));
 	else
 		ibv_wr_rdma_read(qx, rkey, raddr);
 	ibv_wr_set_ud_addr(qx, ah, ti.qpn, QKEY);
@@ -303,6 +319,12 @@ static uint32_t one_k(unsigned i)
 {
 	(void)i;
 	return 1024;
+}
+
+static uint32_t too_long(unsigned i)
+{
+	(void)i;
+	return RECV_LEN + 1000; /* within the device's message size, beyond the receive */
 }
 
 static struct counts ask_counts(const struct counts *want)
@@ -378,6 +400,8 @@ int main(void)
 	/* A write with a key the target never gave: refused, an error on our counter only. */
 	CHECK_EQ(run_ops(OP_WRITE, 1, one_k, ti.rkey ^ 0x5a5a00u), 1);
 	CHECK_EQ(run_ops(OP_READ, N_READ, read_len, ti.rkey), 0);
+	CHECK_EQ(run_ops(OP_WRITE_IMM, N_WIMM, one_k, ti.rkey), 0);
+	CHECK_EQ(run_ops(OP_SEND, 1, too_long, 0), 1);
 	for (unsigned i = 0; i < N_SEND; i++)
 		bytes_sent += send_len(i);
 	for (unsigned i = 0; i < N_READ; i++)
@@ -385,19 +409,21 @@ int main(void)
 
 	/* Ours are final once every completion is polled. */
 	CHECK(ibv_read_comp_cntr(c_send, &v) == 0 && v == bytes_sent);
-	CHECK(ibv_read_err_comp_cntr(c_send, &v) == 0 && v == 0);
-	CHECK(ibv_read_comp_cntr(c_write, &v) == 0 && v == N_WRITE);
+	CHECK(ibv_read_err_comp_cntr(c_send, &v) == 0 && v == 1); /* errors count WRs */
+	CHECK(ibv_read_comp_cntr(c_write, &v) == 0 && v == N_WRITE + N_WIMM);
 	CHECK(ibv_read_err_comp_cntr(c_write, &v) == 0 && v == 1);
 	CHECK(ibv_read_comp_cntr(c_read, &v) == 0 && v == N_READ);
 	CHECK(ibv_read_err_comp_cntr(c_read, &v) == 0 && v == 0);
 
-	want.comp[0] = N_SEND;
-	want.comp[1] = N_WRITE;
+	/* A write with immediate consumes a receive and is a remote write: both count. */
+	want.comp[0] = N_SEND + N_WIMM;
+	want.err[0] = 1; /* the too-long send, refused at its receive */
+	want.comp[1] = N_WRITE + N_WIMM;
 	want.comp[2] = bytes_read;
 	got = ask_counts(&want);
 	for (int i = 0; i < 3; i++) {
 		CHECK_EQ(got.comp[i], want.comp[i]);
-		CHECK_EQ(got.err[i], 0);
+		CHECK_EQ(got.err[i], want.err[i]);
 	}
 
 	/* With SOFTEFA_FAULT_* set both engines must really have lost packets. */
