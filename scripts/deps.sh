@@ -15,7 +15,7 @@ build_pkgs=(gcc make cmake libibverbs-dev)
 #   rdma-core        the verbs providers beside the clients
 #   libfabric-bin    fi_pingpong
 #   python3          /usr/bin/python3 (pyverbs' runner, lib.sh's free_port)
-#   iproute2         ip (netns, link, addr, route, rule), ss, tc
+#   iproute2         ip (netns, link, addr, route, rule), ss, tc, rdma (rdma_tool.sh)
 #   nftables         nft (the namespace tests' link loss)
 #   procps           sysctl (the namespace fabric's rp_filter)
 #   gzip             zcat (pyverbs' compressed test files)

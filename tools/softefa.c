@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * softefa: the command-line front end.
- *   softefa run [--] CMD [ARGS...]  run an unmodified program on softefa
+ *   softefa run [--] CMD [ARGS...]  run an unmodified program on softefa (our rdma on PATH)
  *   softefa env                     print the environment `run` sets, for eval
  *   softefa info                    list devices and their attributes
  *   softefa stats                   counters of every live softefa process
@@ -51,6 +51,27 @@ static int lib_dir(char *out, size_t cap)
 	return 0;
 }
 
+/*
+ * Puts <prefix>/libexec/softefa, where our `rdma` lives (docs/rdma-tool.md), first on
+ * PATH, so programs that run `rdma` (pyverbs' tests do) see softefa's devices.
+ */
+static void tools_on_path(void)
+{
+	const char *old = getenv("PATH");
+	char exe[PATH_MAX], dir[PATH_MAX + 32], real[PATH_MAX], buf[PATH_MAX * 4];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return;
+	exe[n] = '\0';
+	/* <prefix>/bin/softefa -> <prefix>/libexec/softefa */
+	snprintf(dir, sizeof(dir), "%s/../libexec/softefa", dirname(exe));
+	if (!realpath(dir, real))
+		return;
+	snprintf(buf, sizeof(buf), "%s%s%s", real, old && *old ? ":" : "", old ? old : "");
+	setenv("PATH", buf, 1);
+}
+
 static int setup_env(char *libdir, size_t cap, const char **sysfs)
 {
 	const char *old = getenv("LD_LIBRARY_PATH");
@@ -90,6 +111,7 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "softefa: cannot find the library directory: %s\n", strerror(-err));
 		return 1;
 	}
+	tools_on_path();
 	execvp(argv[0], argv);
 	fprintf(stderr, "softefa: %s: %s\n", argv[0], strerror(errno));
 	return 127;
@@ -103,8 +125,10 @@ static int cmd_env(void)
 
 	if (err)
 		return 1;
+	tools_on_path();
 	printf("export LD_LIBRARY_PATH='%s'\n", getenv("LD_LIBRARY_PATH"));
 	printf("export SYSFS_PATH='%s'\n", sysfs);
+	printf("export PATH='%s'\n", getenv("PATH") ? getenv("PATH") : "");
 	return 0;
 }
 

@@ -62,7 +62,17 @@
 	X(ud_reassembled, "UD messages put together from their pieces")                         \
 	X(ud_reasm_lost, "UD messages dropped: a piece missing after 200 ms, or no free slot")  \
 	X(ud_reasm_bad, "UD messages dropped: pieces that disagree or overlap, or too large")   \
-	X(ud_piece_dups, "UD pieces received twice (dropped)")
+	X(ud_piece_dups, "UD pieces received twice (dropped)")                                  \
+	X(send_bytes, "bytes of send messages handed to the wire (UD and SRD)")                 \
+	X(recv_bytes, "bytes of messages completed into receive work requests")                 \
+	X(rdma_read_wrs, "RDMA reads started")                                                  \
+	X(rdma_read_bytes, "bytes asked for by the RDMA reads started")                         \
+	X(rdma_write_wrs, "RDMA writes started, with or without immediate")                     \
+	X(rdma_write_bytes, "bytes of the RDMA writes started")                                 \
+	X(rdma_read_resp_bytes, "bytes remote RDMA reads were granted from our memory")         \
+	X(rdma_write_recv_bytes, "bytes remote RDMA writes placed into our memory")             \
+	X(retrans_bytes, "bytes of SRD data packets retransmitted, headers included")           \
+	X(unresp_remote_msgs, "SRD messages failed because their peer stopped answering (13)")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;
@@ -88,5 +98,44 @@ struct net_stats_file {
 extern const char *const net_counter_names[];
 extern const char *const net_counter_descs[];
 extern const unsigned net_counter_count;
+
+/*
+ * EFA's view (docs/rdma-tool.md): the port counters a real EFA device shows in
+ * ports/1/hw_counters and `rdma statistic`, in its order, each computed from ours.
+ */
+#define NET_EFA_PORT_COUNTERS 22u
+extern const char *const net_efa_port_names[NET_EFA_PORT_COUNTERS];
+void net_efa_port_values(const struct net_counters *c, uint64_t v[NET_EFA_PORT_COUNTERS]);
+/* The device-level hw_counters of real EFA (admin commands): softefa has none, all 0. */
+#define NET_EFA_DEV_COUNTERS 12u
+extern const char *const net_efa_dev_names[NET_EFA_DEV_COUNTERS];
+
+/*
+ * Device-wide sums. A device (address, index) is used by many processes over time; its
+ * counters are what every engine of it counted: the live engines' stats files plus the
+ * sums of engines gone, kept in $SOFTEFA_RUN_DIR/stats/gone.<address>.<index>. A live
+ * engine holds a shared flock on its stats file, so a file nobody holds belongs to a
+ * process that is gone (whatever PID namespace it lived in); whoever sums next folds it
+ * into the gone sums and removes it. Summing and folding happen under the lock file
+ * stats/lock, so sums never go backwards.
+ */
+/* Takes stats/lock (waiting for it, or not): its fd, or -errno (-EWOULDBLOCK). */
+int net_devsum_lock(const char *stats_dir, int wait);
+void net_devsum_unlock(int lock_fd);
+/* With the lock held: the sum for device (addr, dev) into *sum, folding the files of dead
+ * processes (of any device) on the way; sum NULL folds only. */
+void net_devsum(const char *stats_dir, const uint8_t addr[4], unsigned dev,
+                struct net_counters *sum);
+/* Whether the stats file open at fd belongs to a live engine. */
+int net_stats_fd_alive(int fd);
+
+/*
+ * The published view: one file per EFA port counter ("<decimal>\n") and `lifespan` in
+ * dir, each replaced whole by rename so a reader never sees half a number. publish
+ * writes the values that differ from prev (NULL: all); init creates dir and, where
+ * absent, the files with 0, never overwriting a value someone published. 0 or -errno.
+ */
+int net_efa_publish(const char *dir, const uint64_t v[NET_EFA_PORT_COUNTERS], const uint64_t *prev);
+int net_efa_publish_init(const char *dir);
 
 #endif

@@ -212,6 +212,7 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	struct net_counters *c = &e->stats->c;
 	struct srd_ud_hdr h;
 	struct net_rx_info info;
+	uint64_t recv_wrs;
 	const uint8_t *payload;
 	struct sockaddr_in src;
 	struct net_peer *peer;
@@ -262,7 +263,11 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	info.hdr = &h;
 	info.peer = peer;
 	net_gid_encode(src.sin_addr, h.src_port, info.src_gid);
+	recv_wrs = c->recv_wrs;
 	ep->ops->rx_ud(ep, &info, payload, h.payload_len);
+	/* The QP decides whether a receive took the message (none posted: dropped). */
+	if (c->recv_wrs != recv_wrs)
+		c->recv_bytes += h.payload_len;
 }
 
 /* The segment size of a received buffer, from its UDP_GRO control message if any. */

@@ -138,6 +138,14 @@ struct net_engine {
 	struct net_stats_file *stats;
 	struct net_stats_file stats_fallback;
 	char stats_path[SEFA_PATH_MAX + 64];
+	int stats_fd; /* held with LOCK_SH while the engine lives (counters.h) */
+
+	/* The published hw_counters (stats.c): only the progress thread, and the close. */
+	char pub_dir[SEFA_PATH_MAX + 64];
+	uint64_t pub_prev[NET_EFA_PORT_COUNTERS]; /* what we last wrote, when pub_valid */
+	bool pub_valid;
+	uint64_t pub_mark; /* net_stats_mark() at that write */
+	uint64_t pub_last_ns;
 };
 
 /* sock.c */
@@ -198,7 +206,14 @@ void net_timer_sync(struct net_engine *e);
 
 /* stats.c */
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);
+/* Publishes a last time (the engine's counters join the device's gone sums). */
 void net_stats_close(struct net_engine *e);
+/* Locked: what moves whenever a published counter does; and -1 when the published
+ * hw_counters are current, else how many ms until they are due (0: now). */
+uint64_t net_stats_mark(const struct net_engine *e);
+int net_stats_publish_wait(struct net_engine *e, uint64_t now);
+/* Unlocked, from the progress thread only: writes the device's sums (mark as above). */
+void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark);
 
 /* ud.c: a piece of a UD message (locked). 0 with *h and *payload the whole message when
  * this piece completed it; > 0 when it was kept or dropped (counted); a wire error. */

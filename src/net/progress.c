@@ -92,10 +92,12 @@ static void *progress_main(void *arg)
 {
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
-	uint64_t drain;
+	uint64_t drain, now, mark;
+	int tmo = -1;
 
 	for (;;) {
-		int n = epoll_wait(e->epfd, evs, 4, -1);
+		/* Idle, the thread sleeps for good; only unpublished counters bound it. */
+		int n = epoll_wait(e->epfd, evs, 4, tmo);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -126,8 +128,18 @@ static void *progress_main(void *arg)
 				break;
 			}
 		}
-		progress_step(e);
+		if (n > 0)
+			progress_step(e);
+		now = sefa_now_ns();
+		tmo = net_stats_publish_wait(e, now);
+		mark = net_stats_mark(e);
 		sefa_unlock(&e->lock);
+		/* Off the lock: the files are read and written while traffic goes on. One
+		 * more look after the period sees what moved meanwhile. */
+		if (tmo == 0) {
+			net_stats_publish(e, now, mark);
+			tmo = 100;
+		}
 	}
 }
 

@@ -74,6 +74,8 @@ static int cb_rx_read(void *user, const struct srd_rx_msg *m, void **cookie)
 	rx_info(e, m, &rx);
 	status = ep->ops->srd_read(ep, &rx, &tag);
 	*cookie = tag;
+	if (status == SRD_OK)
+		e->stats->c.rdma_read_resp_bytes += m->len;
 	return status;
 }
 
@@ -92,6 +94,10 @@ static void cb_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
 	struct net_srd_rx rx;
 
 	rx_info(e, m, &rx);
+	if (m->op == SRD_MSG_SEND)
+		e->stats->c.recv_bytes += m->len;
+	else
+		e->stats->c.rdma_write_recv_bytes += m->len;
 	tag->ep->ops->srd_done(tag->ep, tag, &rx);
 }
 
@@ -107,7 +113,8 @@ static void cb_tx_done(void *user, void *cookie, int status)
 {
 	struct net_srd_tag *tag = cookie;
 
-	(void)user;
+	if (status == SRD_LOCAL_UNRESP_REMOTE)
+		eng_of(user)->stats->c.unresp_remote_msgs++;
 	tag->ep->ops->srd_tx_done(tag->ep, tag, status);
 }
 
@@ -162,6 +169,20 @@ void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const str
 		peer->srd = srd_peer_get(e->srd, &a);
 		if (!peer->srd)
 			return NULL;
+	}
+	/* EFA's per-operation counters (counters.h), counted where the wire takes it. */
+	switch (d->op) {
+	case SRD_MSG_SEND:
+		e->stats->c.send_bytes += d->len;
+		break;
+	case SRD_MSG_READ:
+		e->stats->c.rdma_read_wrs++;
+		e->stats->c.rdma_read_bytes += d->len;
+		break;
+	default:
+		e->stats->c.rdma_write_wrs++;
+		e->stats->c.rdma_write_bytes += d->len;
+		break;
 	}
 	/* Only that peer's own acks will release a send held behind its pipeline. */
 	if (srd_peer_inflight(peer->srd) < NET_TX_DEEP)
@@ -250,6 +271,12 @@ void net_engine_pump(struct net_engine *e)
 	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
 		struct mmsghdr *m;
 		unsigned k, niov = 1;
+
+		/* The core counts a packet it resends as it hands it out: its bytes count. */
+		if (srd_ep_stats(e->srd)->data_retx != e->stats->c.srd_data_retx) {
+			e->stats->c.srd_data_retx = srd_ep_stats(e->srd)->data_retx;
+			e->stats->c.retrans_bytes += out.hdr_len + out.len;
+		}
 
 		if (e->ntx == NET_TX_BATCH)
 			net_engine_flush(e);

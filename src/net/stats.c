@@ -3,49 +3,78 @@
  * The stats file: $SOFTEFA_RUN_DIR/stats/<pid>.<dev>, a shared mapping of struct
  * net_stats_file. If it cannot be created the counters live in process memory and
  * are only visible to the process itself.
+ *
+ * And the device's published hw_counters (docs/sysfs.md): the progress thread writes
+ * the device-wide sums as EFA's port counters into $SOFTEFA_SYSFS_DIR/counters/
+ * <address>/efa_<dev>, where the sysfs tree's ports/1/hw_counters links, at most every
+ * NET_PUBLISH_NS while they move, and the engine once more when it closes.
  */
 #include "engine_impl.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../util/fs.h"
 #include "../util/log.h"
 
+#define NET_PUBLISH_NS (100ull * 1000000)
+
+/* Folds the files of dead processes (one of which may have had our pid and name). */
+static void fold_dead(const char *dir)
+{
+	int lock = net_devsum_lock(dir, 0);
+
+	if (lock < 0)
+		return;
+	net_devsum(dir, NULL, 0, NULL);
+	net_devsum_unlock(lock);
+}
+
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
 {
-	char dir[SEFA_PATH_MAX + 16];
+	char dir[SEFA_PATH_MAX + 16], tmp[SEFA_PATH_MAX + 96], addr[INET_ADDRSTRLEN];
 	void *map;
 	int fd;
 
 	e->stats = &e->stats_fallback;
+	e->stats_fd = -1;
 	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
 	if (sefa_private_dir(cfg->run_dir) || sefa_private_dir(dir))
 		goto out;
 	snprintf(e->stats_path, sizeof(e->stats_path), "%s/%d.%u", dir, (int)getpid(),
 	         e->dev_index);
-	/* A file left by a dead process of the same pid goes; never follow a link. */
-	unlink(e->stats_path);
-	fd = open(e->stats_path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	snprintf(tmp, sizeof(tmp), "%s/.new.%d.%u", dir, (int)getpid(), e->dev_index);
+	fold_dead(dir);
+	/*
+	 * The file is made whole and locked under a temporary name and renamed in: a file
+	 * under an engine's name is always held by it, so one nobody holds is a dead
+	 * process's (counters.h). Never follow a link.
+	 */
+	unlink(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto out_path;
-	if (ftruncate(fd, sizeof(struct net_stats_file))) {
+	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_file))) {
 		close(fd);
-		unlink(e->stats_path);
+		unlink(tmp);
 		goto out_path;
 	}
 	map = mmap(NULL, sizeof(struct net_stats_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (map == MAP_FAILED) {
-		unlink(e->stats_path);
+		close(fd);
+		unlink(tmp);
 		goto out_path;
 	}
 	e->stats = map;
+	e->stats_fd = fd;
 	goto out;
 out_path:
 	sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats_path, strerror(errno));
@@ -58,13 +87,127 @@ out:
 	e->stats->version = NET_STATS_VERSION;
 	/* The magic goes last so a reader never sees a half-initialised header as valid. */
 	__atomic_store_n(&e->stats->magic, NET_STATS_MAGIC, __ATOMIC_RELEASE);
+	if (e->stats_fd >= 0 && rename(tmp, e->stats_path)) {
+		sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats_path, strerror(errno));
+		unlink(tmp);
+		e->stats_path[0] = '\0';
+	}
+	/* Where this device's hw_counters are published; init leaves values already there. */
+	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
+	e->pub_dir[0] = '\0';
+	if (e->stats_path[0] &&
+	    snprintf(e->pub_dir, sizeof(e->pub_dir), "%s/counters/%s/efa_%u", cfg->sysfs_dir, addr,
+	             e->dev_index) < (int)sizeof(e->pub_dir) &&
+	    (sefa_mkdirs(e->pub_dir, 0755) || net_efa_publish_init(e->pub_dir)))
+		e->pub_dir[0] = '\0';
+	e->pub_valid = false;
+	e->pub_mark = 0;
+	e->pub_last_ns = 0;
+}
+
+/* What moves whenever any published counter does (locked). */
+static uint64_t publish_mark(const struct net_engine *e)
+{
+	const struct net_counters *c = &e->stats->c;
+
+	return c->tx_pkts + c->rx_pkts + c->send_wrs + c->recv_wrs + c->tx_drops;
+}
+
+int net_stats_publish_wait(struct net_engine *e, uint64_t now)
+{
+	if (!e->pub_dir[0] || publish_mark(e) == e->pub_mark)
+		return -1;
+	if (now >= e->pub_last_ns + NET_PUBLISH_NS)
+		return 0;
+	return (int)((e->pub_last_ns + NET_PUBLISH_NS - now + 999999) / 1000000);
+}
+
+/* The stats directory: where the engine's own file is. */
+static void stats_dir_of(const struct net_engine *e, char *out, size_t cap)
+{
+	const char *slash = strrchr(e->stats_path, '/');
+
+	snprintf(out, cap, "%.*s", slash ? (int)(slash - e->stats_path) : 0, e->stats_path);
+}
+
+/* Writes the device's sums (the lock held); true when all were written. */
+static bool publish_locked(struct net_engine *e, const char *dir)
+{
+	struct net_counters sum;
+	uint64_t v[NET_EFA_PORT_COUNTERS];
+
+	net_devsum(dir, e->gid + 12, e->dev_index, &sum);
+	net_efa_port_values(&sum, v);
+	/* Sums only grow under the lock, so a value unchanged since we wrote it still
+	 * stands: nobody can have written another in between. */
+	if (net_efa_publish(e->pub_dir, v, e->pub_valid ? e->pub_prev : NULL)) {
+		e->pub_valid = false;
+		return false;
+	}
+	memcpy(e->pub_prev, v, sizeof(v));
+	e->pub_valid = true;
+	return true;
+}
+
+void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark)
+{
+	char dir[SEFA_PATH_MAX + 16];
+	int lock;
+
+	if (!e->pub_dir[0])
+		return;
+	stats_dir_of(e, dir, sizeof(dir));
+	/* Never wait: another publisher holds it for a moment, and we come back. */
+	lock = net_devsum_lock(dir, 0);
+	if (lock < 0)
+		return;
+	if (publish_locked(e, dir))
+		e->pub_mark = mark;
+	net_devsum_unlock(lock);
+	e->pub_last_ns = now;
+}
+
+uint64_t net_stats_mark(const struct net_engine *e)
+{
+	return publish_mark(e);
+}
+
+/*
+ * The last publish, with our final counts. Another engine may hold the lock for the
+ * moment a publish takes (well under a millisecond); waiting for it a little keeps the
+ * published view exact after both ends of a test close at once, and the bound keeps a
+ * close from hanging behind a stopped process. Missed, the next publish counts us.
+ */
+static void publish_final(struct net_engine *e)
+{
+	struct timespec pause = {0, 500000};
+	char dir[SEFA_PATH_MAX + 16];
+	int lock = -EWOULDBLOCK;
+
+	if (!e->pub_dir[0])
+		return;
+	stats_dir_of(e, dir, sizeof(dir));
+	for (int i = 0; i < 200 && lock == -EWOULDBLOCK; i++) {
+		lock = net_devsum_lock(dir, 0);
+		if (lock == -EWOULDBLOCK)
+			nanosleep(&pause, NULL);
+	}
+	if (lock < 0)
+		return;
+	publish_locked(e, dir);
+	net_devsum_unlock(lock);
 }
 
 void net_stats_close(struct net_engine *e)
 {
 	if (e->stats && e->stats != &e->stats_fallback) {
 		munmap(e->stats, sizeof(struct net_stats_file));
-		unlink(e->stats_path);
+		/* Unheld, the file is a dead engine's: the publish below folds it into the
+		 * gone sums, or the next to sum does if the lock is busy now. */
+		close(e->stats_fd);
+		e->stats_fd = -1;
+		e->pub_valid = false;
+		publish_final(e);
 	}
 	e->stats = NULL;
 }

@@ -81,6 +81,7 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 	if (iovcnt + 1 > NET_TX_IOV || (copy && h->payload_len > NET_INLINE_MAX))
 		return -EMSGSIZE;
 	hh.src_port = e->base_port; /* our identity, whichever path carries it */
+	e->stats->c.send_bytes += h->payload_len;
 	if (SRD_UD_HDR_LEN + (size_t)h->payload_len <= e->max_datagram) {
 		unsigned k = tx_slot(e);
 

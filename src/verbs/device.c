@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../net/counters.h"
 #include "../util/fs.h"
 #include "../util/log.h"
 #include "sefa.h"
@@ -51,7 +52,7 @@ static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
  * the tree's content depends on (format, device count, address), so processes with
  * other settings use other trees and no tree ever changes (docs/sysfs.md).
  */
-#define SYSFS_FORMAT "v2"
+#define SYSFS_FORMAT "v3"
 #define SYSFS_STAMP  "softefa-sysfs"
 static char tree_dir[PATH_MAX];
 
@@ -151,6 +152,36 @@ static void rm_rf(const char *path)
 	rmdir(path);
 }
 
+/*
+ * hw_counters. The device-level ones count admin commands, which softefa has none of:
+ * fixed zeros in the tree. The port's move, and the tree never changes: ports/1/
+ * hw_counters is a link out of the tree to $SOFTEFA_SYSFS_DIR/counters/<address>/efa_N,
+ * which the engines of that device keep current (src/net/stats.c, docs/sysfs.md). The
+ * link is relative so it holds wherever the tree is built or renamed within the root.
+ */
+static int build_hw_counters(const char *dev_dir, const struct sefa_device *d)
+{
+	const struct sefa_config *cfg = sefa_config_get();
+	char dir[PATH_MAX], link[PATH_MAX], target[128], addr[INET_ADDRSTRLEN];
+	int err = 0;
+
+	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
+	pathf(dir, sizeof(dir), "%s/counters/%s/%s", cfg->sysfs_dir, addr, d->ibdev.name);
+	err |= sefa_mkdirs_755(dir);
+	err |= net_efa_publish_init(dir);
+	snprintf(target, sizeof(target), "../../../../../../counters/%s/%s", addr, d->ibdev.name);
+	pathf(link, sizeof(link), "%s/ports/1/hw_counters", dev_dir);
+	if (symlink(target, link))
+		err |= -errno;
+
+	pathf(dir, sizeof(dir), "%s/hw_counters", dev_dir);
+	err |= sefa_mkdirs_755(dir);
+	for (unsigned i = 0; i < NET_EFA_DEV_COUNTERS; i++)
+		err |= write_file(dir, net_efa_dev_names[i], "0\n");
+	err |= write_file(dir, "lifespan", "10\n");
+	return err;
+}
+
 static int build_device(const char *root, const struct sefa_device *d)
 {
 	char dir[PATH_MAX], pci[64], link[PATH_MAX];
@@ -184,7 +215,7 @@ static int build_device(const char *root, const struct sefa_device *d)
 	}
 	err |= write_file(dir, "node_type", "%d: <unknown>\n", IBV_NODE_UNSPECIFIED);
 	err |= write_file(dir, "node_guid", "%s\n", guid);
-	err |= write_file(dir, "sys_image_guid", "%s\n", guid);
+	err |= write_file(dir, "sys_image_guid", "0000:0000:0000:0000\n"); /* as EFA: unset */
 	err |= write_file(dir, "fw_ver", "0.1.0.0\n");
 	err |= write_file(dir, "hw_rev", "0x%x\n", SEFA_VENDOR_PART_ID);
 	err |= write_file(dir, "board_id", "softefa\n");
@@ -199,6 +230,8 @@ static int build_device(const char *root, const struct sefa_device *d)
 	err |= write_file(dir, "sm_lid", "0x0\n");
 	err |= write_file(dir, "lid_mask_count", "0\n");
 	err |= write_file(dir, "link_layer", "Unspecified\n");
+	pathf(dir, sizeof(dir), "%s/class/infiniband/%s", root, d->ibdev.name);
+	err |= build_hw_counters(dir, d);
 
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs/%s", root, d->ibdev.dev_name);
 	err |= sefa_mkdirs_755(dir);
