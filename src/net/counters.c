@@ -83,11 +83,11 @@ void net_efa_port_values(const struct net_counters *c, uint64_t v[NET_EFA_PORT_C
 	v[i++] = c->recv_wrs;
 	v[i++] = c->rdma_read_wrs;
 	v[i++] = c->rdma_read_bytes;
-	v[i++] = 0; /* rdma_read_wr_err: a failed message's operation is not known here */
+	v[i++] = c->rdma_read_wr_err;
 	v[i++] = c->rdma_read_resp_bytes;
 	v[i++] = c->rdma_write_wrs;
 	v[i++] = c->rdma_write_bytes;
-	v[i++] = 0; /* rdma_write_wr_err: likewise */
+	v[i++] = c->rdma_write_wr_err;
 	v[i++] = c->rdma_write_recv_bytes;
 	v[i++] = c->retrans_bytes;
 	v[i++] = c->srd_data_retx;

@@ -72,7 +72,9 @@
 	X(rdma_read_resp_bytes, "bytes remote RDMA reads were granted from our memory")         \
 	X(rdma_write_recv_bytes, "bytes remote RDMA writes placed into our memory")             \
 	X(retrans_bytes, "bytes of SRD data packets retransmitted, headers included")           \
-	X(unresp_remote_msgs, "SRD messages failed because their peer stopped answering (13)")
+	X(unresp_remote_msgs, "SRD messages failed because their peer stopped answering (13)")  \
+	X(rdma_read_wr_err, "RDMA read work requests completed with an error")                  \
+	X(rdma_write_wr_err, "RDMA write work requests completed with an error")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -151,6 +151,16 @@ static void complete(struct sefa_qp *qp, uint64_t wr_id, bool is_send, bool sign
 	struct sefa_cqe c;
 
 	sefa_cntr_count(qp, cop, status == EFA_STATUS_OK, bytes);
+	if (status != EFA_STATUS_OK &&
+	    (cop == SEFA_CNTR_RDMA_READ || cop == SEFA_CNTR_RDMA_WRITE)) {
+		struct net_counters *cnt = net_engine_counters(qp->sh->eng);
+
+		/* EFA's hw_counters rdma_read_wr_err and rdma_write_wr_err. */
+		if (cop == SEFA_CNTR_RDMA_READ)
+			cnt->rdma_read_wr_err++;
+		else
+			cnt->rdma_write_wr_err++;
+	}
 	if (is_send && !signaled && status == EFA_STATUS_OK) {
 		qp->sq_unsignaled++;
 		return;

@@ -414,6 +414,9 @@ int main(void)
 	CHECK(ibv_read_err_comp_cntr(c_write, &v) == 0 && v == 1);
 	CHECK(ibv_read_comp_cntr(c_read, &v) == 0 && v == N_READ);
 	CHECK(ibv_read_err_comp_cntr(c_read, &v) == 0 && v == 0);
+	/* The device's hw_counters see the refused write too. */
+	CHECK_EQ(ENGINE_COUNTER(getpid(), rdma_write_wr_err), 1);
+	CHECK_EQ(ENGINE_COUNTER(getpid(), rdma_read_wr_err), 0);
 
 	/* A write with immediate consumes a receive and is a remote write: both count. */
 	want.comp[0] = N_SEND + N_WIMM;
