@@ -215,9 +215,11 @@ static void check_counters(const struct sim *s, struct report *r)
 			bytes[dst + SIM_CNTR_REMOTE_READ] += (uint64_t)op->answered * op->len;
 			if (op->answered > 1)
 				violation(r, op, "its answer completed %u times", op->answered);
-			/* The requester had every byte: the target must learn it, unless it went. */
+			/* The requester had every byte: the target must learn it, unless either
+			 * went away (crashed, even if restarted) before the answer was acknowledged. */
 			if (op->status == SRD_OK && !op->answered && s->hosts[op->dst].alive &&
-			    !s->hosts[op->dst].restarts && !at_risk(s, op))
+			    s->hosts[op->dst].life == 1 && s->hosts[op->src].alive &&
+			    s->hosts[op->src].life == op->src_life && !at_risk(s, op))
 				violation(r, op, "read succeeded, its answer never completed");
 			continue;
 		}
