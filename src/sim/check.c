@@ -215,12 +215,22 @@ static void check_counters(const struct sim *s, struct report *r)
 			bytes[dst + SIM_CNTR_REMOTE_READ] += (uint64_t)op->answered * op->len;
 			if (op->answered > 1)
 				violation(r, op, "its answer completed %u times", op->answered);
-			/* The requester had every byte: the target must learn it, unless either
-			 * went away (crashed, even if restarted) before the answer was acknowledged. */
-			if (op->status == SRD_OK && !op->answered && s->hosts[op->dst].alive &&
-			    s->hosts[op->dst].life == 1 && s->hosts[op->src].alive &&
-			    s->hosts[op->src].life == op->src_life && !at_risk(s, op))
-				violation(r, op, "read succeeded, its answer never completed");
+			/*
+			 * An answer a target that never crashed took on ends exactly once: with
+			 * success, or because the requester stopped acknowledging (13, 15: it
+			 * crashed, or the network cut its acks off) after its read was done.
+			 */
+			if (op->delivered && s->hosts[op->dst].alive &&
+			    s->hosts[op->dst].life == 1) {
+				if (op->answer_done != 1)
+					violation(r, op, "its answer ended %u times",
+					          op->answer_done);
+				else if (op->answer_status != SRD_OK &&
+				         op->answer_status != SRD_LOCAL_UNRESP_REMOTE &&
+				         op->answer_status != SRD_LOCAL_UNREACH_REMOTE)
+					violation(r, op, "its answer failed with %d",
+					          op->answer_status);
+			}
 			continue;
 		}
 		if (op->kind != SIM_OP_WRITE) {

@@ -283,12 +283,16 @@ static void cb_tx_done(void *user, void *cookie, int status)
 
 	if (t->kind == TX_OP) {
 		sim_op_finish(h->s, op_of(h->s, t->op), status);
-	} else if (status == SRD_OK) {
-		/* A remote read counts at its target once the answer was delivered. */
+	} else {
 		struct sim_op *op = op_of(h->s, t->op);
 
-		op->answered++;
-		sim_cntr_add(h, SIM_CNTR_REMOTE_READ, true, op->len);
+		op->answer_done++;
+		op->answer_status = status;
+		/* A remote read counts at its target once the answer was delivered. */
+		if (status == SRD_OK) {
+			op->answered++;
+			sim_cntr_add(h, SIM_CNTR_REMOTE_READ, true, op->len);
+		}
 	}
 	tx_del(h, t);
 }

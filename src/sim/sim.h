@@ -115,12 +115,14 @@ struct sim_op {
 	int status;        /* -1 until tx_done */
 	uint32_t tx_done;  /* tx_done calls: must end at exactly 1 */
 	uint64_t done_ns;
-	uint32_t delivered;  /* target completions (rx_done; a read: rx_read) */
-	uint32_t placed;     /* bytes placed by the requester (a read's answer) */
-	uint32_t bad_bytes;  /* bytes that landed with the wrong value or place */
-	uint32_t answered;   /* a read: its answer's tx_done(OK) calls at the target */
-	struct srd_msg *msg; /* while pending */
-	void *cookie_tag;    /* (internal) */
+	uint32_t delivered;   /* target completions (rx_done; a read: rx_read) */
+	uint32_t placed;      /* bytes placed by the requester (a read's answer) */
+	uint32_t bad_bytes;   /* bytes that landed with the wrong value or place */
+	uint32_t answered;    /* a read: its answer's tx_done(OK) calls at the target */
+	uint32_t answer_done; /* a read: its answer's tx_done calls, any status */
+	int answer_status;    /* the last of them */
+	struct srd_msg *msg;  /* while pending */
+	void *cookie_tag;     /* (internal) */
 };
 
 /* ---- the world -------------------------------------------------------------------- */
