@@ -3,9 +3,10 @@
 # Generates everything that depends on the ABI table (src/abi/symbols.tsv), so that the
 # version scripts, the stubs, the aliases and the loader test can never disagree:
 #   awk -v out=map -v lib=ibverbs   the version script of one library
-#   awk -v out=stubs                C: the stub, compat and data rows, with their .symver lines
+#   awk -v out=stubs                C: the stub and data rows, with their .symver lines
 #   awk -v out=aliases              C header: SEFA_ABI_ALIASES_<sym> for implemented symbols
-#                                   that also answer under older nodes
+#                                   that also answer under older nodes, SEFA_ABI_COMPAT_<sym>
+#                                   for an old ABI's own version of a symbol
 #   awk -v out=refs                 C header for tests: a versioned reference to every row
 #
 # A symbol's newest node (its last row in the table) is its default version. An implemented
@@ -61,7 +62,7 @@ function fail(msg) {
 }
 
 function valid_kind(k) {
-	return k == "impl" || k == "data_bool" || k ~ /^(stub|compat)_(int|m1|ptr|void)$/
+	return k == "impl" || k == "compat" || k == "data_bool" || k ~ /^stub_(int|m1|ptr|void)$/
 }
 
 function is_default(r) {
@@ -152,14 +153,8 @@ function emit_stubs(    r, d, sym) {
 		if (node_lib[row_node[r]] != "ibverbs")
 			continue
 		sym = row_sym[r]
-		if (row_kind[r] ~ /^compat_/) {
-			# The pre-1.1 ABI, with other structure layouts: refused, never aliased.
-			if (is_default(r))
-				fail("compat row " sym " must have a newer default")
-			stub_body(row_kind[r], alias_name(r), "ENOSYS")
-			printf("__asm__(\".symver %s, %s@%s\");\n\n", alias_name(r), sym, row_node[r])
-			continue
-		}
+		if (row_kind[r] == "compat" && is_default(r))
+			fail("compat row " sym " must have a newer default")
 		if (row_kind[r] !~ /^stub_/ && row_kind[r] != "data_bool")
 			continue
 		d = newest["ibverbs" SUBSEP sym]
@@ -215,6 +210,15 @@ function emit_aliases(    r, sym, list, order, n, i) {
 	}
 	for (i = 1; i <= n; i++)
 		printf("#define SEFA_ABI_ALIASES_%s%s\n\n", order[i], list[order[i]])
+	print "/*"
+	print " * An old ABI's version of a symbol, with its own layouts (compat_1_0.c): defined as"
+	print " * sefa_abi_<node>_<sym>, then SEFA_ABI_COMPAT(sym); gives it its version."
+	print " */"
+	print "#define SEFA_ABI_COMPAT(sym) SEFA_ABI_COMPAT_##sym"
+	for (r = 1; r <= nrows; r++)
+		if (row_kind[r] == "compat")
+			printf("#define SEFA_ABI_COMPAT_%s __asm__(\".symver %s, %s\")\n", row_sym[r], alias_name(r), ver_name(r))
+	print ""
 	print "#endif"
 }
 

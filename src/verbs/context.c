@@ -374,8 +374,8 @@ SEFA_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_asyn
 
 SEFA_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 {
-	switch (event->event_type) {
-	case IBV_EVENT_CQ_ERR: {
+	switch (sefa_event_obj(event->event_type)) {
+	case SEFA_EV_CQ: {
 		struct ibv_cq *cq = event->element.cq;
 
 		pthread_mutex_lock(&cq->mutex);
@@ -384,14 +384,7 @@ SEFA_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
 		pthread_mutex_unlock(&cq->mutex);
 		break;
 	}
-	case IBV_EVENT_QP_FATAL:
-	case IBV_EVENT_QP_REQ_ERR:
-	case IBV_EVENT_QP_ACCESS_ERR:
-	case IBV_EVENT_COMM_EST:
-	case IBV_EVENT_SQ_DRAINED:
-	case IBV_EVENT_PATH_MIG:
-	case IBV_EVENT_PATH_MIG_ERR:
-	case IBV_EVENT_QP_LAST_WQE_REACHED: {
+	case SEFA_EV_QP: {
 		struct ibv_qp *qp = event->element.qp;
 
 		pthread_mutex_lock(&qp->mutex);

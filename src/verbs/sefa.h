@@ -359,6 +359,31 @@ static inline struct sefa_pd *to_spd(struct ibv_pd *p)
 {
 	return container_of(p, struct sefa_pd, ibpd);
 }
+/* Which object an asynchronous event names (its element). */
+enum sefa_event_obj { SEFA_EV_NONE, SEFA_EV_CQ, SEFA_EV_QP, SEFA_EV_SRQ };
+
+static inline enum sefa_event_obj sefa_event_obj(enum ibv_event_type t)
+{
+	switch (t) {
+	case IBV_EVENT_CQ_ERR:
+		return SEFA_EV_CQ;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return SEFA_EV_QP;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return SEFA_EV_SRQ;
+	default:
+		return SEFA_EV_NONE;
+	}
+}
+
 /* The PD an object's protection is checked against: a parent domain's base. */
 static inline const struct ibv_pd *sefa_pd_base(const struct ibv_pd *p)
 {

@@ -4,8 +4,8 @@
  * src/abi/symbols.tsv, through references generated from the table, started under
  * `softefa run`. Each row is called through its own versioned reference and must give
  * the implemented result or the documented errno: stubs of the provider interface fail
- * with EOPNOTSUPP, the pre-1.1 ABI with ENOSYS, and every implemented call does what
- * docs/abi.md says on a live device. A row no check covers fails the test, so a symbol
+ * with EOPNOTSUPP, the pre-1.1 ABI runs a whole program of its time, and every
+ * implemented call does what docs/abi.md says on a live device. A row no check covers fails the test, so a symbol
  * added to the table needs its check here.
  */
 #include <errno.h>
@@ -21,8 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../../src/verbs/compat_1_0.h"
 #include "../unit/check.h"
 
 struct abi_row {
@@ -49,6 +52,15 @@ static struct {
 } f;
 
 static int checked_rows;
+
+/* Completions are waited for at most this long: a lost one fails the test, not CI. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 static struct ibv_qp *make_qp(enum ibv_qp_type type, bool to_rts)
 {
@@ -92,7 +104,7 @@ static struct ibv_ah *make_ah(void)
 /* A stub or compat row: called with no arguments, as an untyped symbol. */
 static void check_stub(const struct abi_row *r)
 {
-	int want = !strncmp(r->kind, "compat_", 7) ? ENOSYS : EOPNOTSUPP;
+	int want = EOPNOTSUPP;
 	const char *ret = strchr(r->kind, '_') + 1;
 
 	errno = 0;
@@ -834,13 +846,256 @@ static bool check_helper_calls(const struct abi_row *r)
 	return true;
 }
 
+/* ---- libibverbs 1.0's ABI: one program's life, through the IBVERBS_1.0 rows ------------ */
+
+static const char *compat_called[64];
+static int ncompat_called, compat_flow_failures = -1;
+
+/* The IBVERBS_1.0 version of sym, noted as exercised. */
+static void *v10(const char *sym)
+{
+	for (size_t i = 0; i < NROWS; i++) {
+		if (!strcmp(abi_rows[i].sym, sym) && !strcmp(abi_rows[i].node, "IBVERBS_1.0")) {
+			if (ncompat_called <
+			    (int)(sizeof(compat_called) / sizeof(compat_called[0])))
+				compat_called[ncompat_called++] = abi_rows[i].sym;
+			return abi_rows[i].ref;
+		}
+	}
+	fprintf(stderr, "loader: no row %s@IBVERBS_1.0\n", sym);
+	abort();
+}
+
+#define V10(type, sym) ((type)v10(#sym))
+
+/*
+ * A UD program of 2006: device list, context, queries, PD, MR, CQs (one with a channel),
+ * QP to RTS, AH to itself, a datagram sent and received through the 1.0 context's ops,
+ * a completion event, the refusals EFA gives (SRQ, multicast, resize), and teardown.
+ */
+static void compat_flow(void)
+{
+	int before = check_failures, n = 0;
+	struct ibv_device_1_0 **list =
+	    V10(struct ibv_device_1_0 * *(*)(int *), ibv_get_device_list)(&n);
+	struct ibv_context_1_0 *c;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	__be16 pkey;
+	struct ibv_pd_1_0 *pd;
+	struct ibv_mr_1_0 *mr;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq_1_0 *cq, *ecq, *got_cq = NULL;
+	struct ibv_qp_1_0 *qp;
+	struct ibv_ah_1_0 *ah;
+	int cookie = 7;
+	void *got_ctx = NULL;
+
+	REQUIRE(list && n >= 1 && list[0]);
+	CHECK(!strcmp(V10(const char *(*)(struct ibv_device_1_0 *), ibv_get_device_name)(list[0]),
+	              "efa_0"));
+	CHECK(V10(__be64(*)(struct ibv_device_1_0 *), ibv_get_device_guid)(list[0]) ==
+	      ibv_get_device_guid(f.list[0]));
+	c = V10(struct ibv_context_1_0 * (*)(struct ibv_device_1_0 *), ibv_open_device)(list[0]);
+	REQUIRE(c && c->real_context && c->async_fd >= 0);
+	CHECK_EQ(V10(int (*)(struct ibv_context_1_0 *, struct ibv_device_attr *),
+	             ibv_query_device)(c, &da),
+	         0);
+	CHECK_EQ(da.vendor_id, 0x1d0f);
+	CHECK_EQ(V10(int (*)(struct ibv_context_1_0 *, uint8_t, struct ibv_port_attr *),
+	             ibv_query_port)(c, 1, &pa),
+	         0);
+	CHECK_EQ(pa.state, IBV_PORT_ACTIVE);
+	CHECK_EQ(V10(int (*)(struct ibv_context_1_0 *, uint8_t, int, union ibv_gid *),
+	             ibv_query_gid)(c, 1, 0, &gid),
+	         0);
+	CHECK_EQ(V10(int (*)(struct ibv_context_1_0 *, uint8_t, int, __be16 *),
+	             ibv_query_pkey)(c, 1, 0, &pkey),
+	         0);
+	{
+		/* Nothing pending: EAGAIN on a non-blocking descriptor; an ack passes through. */
+		struct ibv_async_event ev = {.event_type = IBV_EVENT_PORT_ACTIVE};
+		int fl = fcntl(c->async_fd, F_GETFL);
+
+		fcntl(c->async_fd, F_SETFL, fl | O_NONBLOCK);
+		errno = 0;
+		CHECK_EQ(V10(int (*)(struct ibv_context_1_0 *, struct ibv_async_event *),
+		             ibv_get_async_event)(c, &ev),
+		         -1);
+		CHECK_EQ(errno, EAGAIN);
+		fcntl(c->async_fd, F_SETFL, fl);
+		ev.event_type = IBV_EVENT_PORT_ACTIVE;
+		V10(void (*)(struct ibv_async_event *), ibv_ack_async_event)(&ev);
+	}
+	pd = V10(struct ibv_pd_1_0 * (*)(struct ibv_context_1_0 *), ibv_alloc_pd)(c);
+	REQUIRE(pd);
+	mr = V10(struct ibv_mr_1_0 * (*)(struct ibv_pd_1_0 *, void *, size_t, int),
+	         ibv_reg_mr)(pd, f.buf, sizeof(f.buf), IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(mr && mr->lkey == mr->real_mr->lkey);
+	ch = ibv_create_comp_channel(c->real_context);
+	REQUIRE(ch);
+	fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK); /* never blocked on */
+	cq = V10(struct ibv_cq_1_0 *
+	             (*)(struct ibv_context_1_0 *, int, void *, struct ibv_comp_channel *, int),
+	         ibv_create_cq)(c, 16, &cookie, ch, 0);
+	ecq = V10(struct ibv_cq_1_0 *
+	              (*)(struct ibv_context_1_0 *, int, void *, struct ibv_comp_channel *, int),
+	          ibv_create_cq)(c, 16, NULL, NULL, 0);
+	REQUIRE(cq && ecq);
+	CHECK_EQ(V10(int (*)(struct ibv_cq_1_0 *, int), ibv_resize_cq)(cq, 64), EOPNOTSUPP);
+	{
+		struct ibv_qp_init_attr_1_0 ia = {
+		    .qp_context = &cookie,
+		    .send_cq = ecq,
+		    .recv_cq = cq,
+		    .cap = {.max_send_wr = 4,
+		            .max_recv_wr = 4,
+		            .max_send_sge = 1,
+		            .max_recv_sge = 1},
+		    .qp_type = IBV_QPT_UD,
+		};
+		struct ibv_qp_attr a = {
+		    .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
+		int (*modify)(struct ibv_qp_1_0 *, struct ibv_qp_attr *, int) =
+		    V10(int (*)(struct ibv_qp_1_0 *, struct ibv_qp_attr *, int), ibv_modify_qp);
+
+		qp =
+		    V10(struct ibv_qp_1_0 * (*)(struct ibv_pd_1_0 *, struct ibv_qp_init_attr_1_0 *),
+		        ibv_create_qp)(pd, &ia);
+		REQUIRE(qp && qp->qp_num == qp->real_qp->qp_num);
+		CHECK_EQ(
+		    modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+		    0);
+		a.qp_state = IBV_QPS_RTR;
+		CHECK_EQ(modify(qp, &a, IBV_QP_STATE), 0);
+		a.qp_state = IBV_QPS_RTS;
+		CHECK_EQ(modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+		memset(&ia, 0, sizeof(ia));
+		CHECK_EQ(V10(int (*)(struct ibv_qp_1_0 *, struct ibv_qp_attr *, int,
+		                     struct ibv_qp_init_attr_1_0 *),
+		             ibv_query_qp)(qp, &a, IBV_QP_STATE, &ia),
+		         0);
+		CHECK(a.qp_state == IBV_QPS_RTS && ia.send_cq == ecq && ia.recv_cq == cq &&
+		      ia.qp_context == &cookie);
+	}
+	{
+		struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
+
+		aa.grh.dgid = gid;
+		ah = V10(struct ibv_ah_1_0 * (*)(struct ibv_pd_1_0 *, struct ibv_ah_attr *),
+		         ibv_create_ah)(pd, &aa);
+		REQUIRE(ah);
+	}
+	{
+		/* One datagram to ourselves through the 1.0 ops, its receive's event on the
+		 * channel naming the 1.0 CQ and its context. */
+		struct ibv_sge rs = {(uintptr_t)f.buf, 256, mr->lkey};
+		struct ibv_sge ss = {(uintptr_t)f.buf + 4096, 32, mr->lkey};
+		struct ibv_recv_wr_1_0 rw = {.wr_id = 11, .sg_list = &rs, .num_sge = 1},
+		                       *rbad = NULL;
+		struct ibv_send_wr_1_0 sw = {.wr_id = 12,
+		                             .sg_list = &ss,
+		                             .num_sge = 1,
+		                             .opcode = IBV_WR_SEND,
+		                             .send_flags = IBV_SEND_SIGNALED},
+		                       *sbad = NULL;
+		struct ibv_wc wc;
+		int got = 0;
+
+		memcpy(f.buf + 4096, "from libibverbs 1.0", 20);
+		sw.wr.ud.ah = ah;
+		sw.wr.ud.remote_qpn = qp->qp_num;
+		sw.wr.ud.remote_qkey = 0x11111111;
+		CHECK_EQ(c->ops.req_notify_cq(cq, 0), 0);
+		CHECK_EQ(c->ops.post_recv(qp, &rw, &rbad), 0);
+		CHECK_EQ(c->ops.post_send(qp, &sw, &sbad), 0);
+		for (uint64_t end = now_ms() + 10000; got < 1 && now_ms() < end;)
+			got += c->ops.poll_cq(ecq, 1, &wc);
+		CHECK(got == 1 && wc.wr_id == 12 && wc.status == IBV_WC_SUCCESS);
+		{
+			/* Bounded: the event is waited for at most 10 s, never blocked on. */
+			struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+
+			CHECK_EQ(poll(&pfd, 1, 10000), 1);
+		}
+		CHECK_EQ(V10(int (*)(struct ibv_comp_channel *, struct ibv_cq_1_0 **, void **),
+		             ibv_get_cq_event)(ch, &got_cq, &got_ctx),
+		         0);
+		CHECK(got_cq == cq && got_ctx == &cookie);
+		V10(void (*)(struct ibv_cq_1_0 *, unsigned), ibv_ack_cq_events)(cq, got_cq ? 1 : 0);
+		got = 0;
+		for (uint64_t end = now_ms() + 10000; got < 1 && now_ms() < end;)
+			got += c->ops.poll_cq(cq, 1, &wc);
+		CHECK(got == 1 && wc.wr_id == 11 && wc.status == IBV_WC_SUCCESS);
+		CHECK(!memcmp(f.buf + 40, "from libibverbs 1.0", 20)); /* after the GRH slot */
+		/* A receive of more SGEs than the QP takes is refused and named. */
+		rw.num_sge = 8;
+		rbad = NULL;
+		CHECK(c->ops.post_recv(qp, &rw, &rbad) != 0 && rbad == &rw);
+	}
+	{
+		struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
+		struct ibv_srq_attr sattr = {0};
+		struct ibv_srq_1_0 fake = {0};
+		union ibv_gid mg = {0};
+
+		errno = 0;
+		CHECK(V10(struct ibv_srq_1_0 * (*)(struct ibv_pd_1_0 *, struct ibv_srq_init_attr *),
+		          ibv_create_srq)(pd, &sa) == NULL);
+		CHECK_EQ(errno, EOPNOTSUPP);
+		CHECK_EQ(V10(int (*)(struct ibv_srq_1_0 *, struct ibv_srq_attr *, int),
+		             ibv_modify_srq)(&fake, &sattr, 0),
+		         EOPNOTSUPP);
+		CHECK_EQ(V10(int (*)(struct ibv_srq_1_0 *, struct ibv_srq_attr *),
+		             ibv_query_srq)(&fake, &sattr),
+		         EOPNOTSUPP);
+		CHECK_EQ(V10(int (*)(struct ibv_srq_1_0 *), ibv_destroy_srq)(&fake), EOPNOTSUPP);
+		CHECK_EQ(V10(int (*)(struct ibv_qp_1_0 *, union ibv_gid *, uint16_t),
+		             ibv_attach_mcast)(qp, &mg, 0),
+		         EOPNOTSUPP);
+		CHECK_EQ(V10(int (*)(struct ibv_qp_1_0 *, union ibv_gid *, uint16_t),
+		             ibv_detach_mcast)(qp, &mg, 0),
+		         EOPNOTSUPP);
+	}
+	CHECK_EQ(V10(int (*)(struct ibv_ah_1_0 *), ibv_destroy_ah)(ah), 0);
+	CHECK_EQ(V10(int (*)(struct ibv_qp_1_0 *), ibv_destroy_qp)(qp), 0);
+	CHECK_EQ(V10(int (*)(struct ibv_cq_1_0 *), ibv_destroy_cq)(ecq), 0);
+	CHECK_EQ(V10(int (*)(struct ibv_cq_1_0 *), ibv_destroy_cq)(cq), 0);
+	CHECK_EQ(ibv_destroy_comp_channel(ch), 0);
+	CHECK_EQ(V10(int (*)(struct ibv_mr_1_0 *), ibv_dereg_mr)(mr), 0);
+	CHECK_EQ(V10(int (*)(struct ibv_pd_1_0 *), ibv_dealloc_pd)(pd), 0);
+	CHECK_EQ(V10(int (*)(struct ibv_context_1_0 *), ibv_close_device)(c), 0);
+	V10(void (*)(struct ibv_device_1_0 **), ibv_free_device_list)(list);
+	compat_flow_failures = check_failures - before;
+}
+
+static void check_compat(const struct abi_row *r)
+{
+	bool seen = false;
+
+	if (compat_flow_failures < 0)
+		compat_flow();
+	for (int i = 0; i < ncompat_called; i++)
+		seen |= !strcmp(compat_called[i], r->sym);
+	if (!seen) {
+		check_failures++;
+		fprintf(stderr, "loader: the 1.0 program never called %s@%s: add it\n", r->sym,
+		        r->node);
+	}
+	CHECK_EQ(compat_flow_failures, 0);
+}
+
 static void check_row(const struct abi_row *r)
 {
 	int before = check_failures;
 	bool known;
 
-	if (!strncmp(r->kind, "stub_", 5) || !strncmp(r->kind, "compat_", 7)) {
+	if (!strncmp(r->kind, "stub_", 5)) {
 		check_stub(r);
+		known = true;
+	} else if (!strcmp(r->kind, "compat")) {
+		check_compat(r);
 		known = true;
 	} else if (!strcmp(r->kind, "data_bool")) {
 		CHECK_EQ(*(const bool *)r->ref, false);
