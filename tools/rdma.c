@@ -254,6 +254,23 @@ static void dev_one(struct rd_out *o, const struct dev *d)
  * A device's port counters, live: the sums of every engine of it (counters.h), the same
  * files `softefa stats` reads. The sysfs view is brought up to date on the way.
  */
+/* The values in a device's published hw_counters files (0 where one cannot be read). */
+static void read_published(const char *dir, uint64_t *v)
+{
+	for (unsigned i = 0; i < NET_EFA_PORT_COUNTERS; i++) {
+		char path[PATH_MAX + 64], buf[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, net_efa_port_names[i]);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(buf, sizeof(buf), f))
+				v[i] = strtoull(buf, NULL, 10);
+			fclose(f);
+		}
+	}
+}
+
 static void port_counters(const struct dev *d, uint64_t v[NET_EFA_PORT_COUNTERS])
 {
 	uint64_t g = be64toh(ibv_get_device_guid(d->ibdev));
@@ -269,14 +286,21 @@ static void port_counters(const struct dev *d, uint64_t v[NET_EFA_PORT_COUNTERS]
 	for (int i = 0; i < 4; i++)
 		addr[i] = (uint8_t)(g >> (40 - 8 * i));
 	snprintf(stats, sizeof(stats), "%s/stats", softefa_run_dir());
-	lock = net_devsum_lock(stats, 1);
+	snprintf(rel, sizeof(rel), "%s/ports/1/hw_counters", d->ibdev->ibdev_path);
+	lock = net_devsum_lock_bounded(stats, 2000);
+	if (lock == -EWOULDBLOCK) {
+		/* A publisher stopped while holding the lock (^Z): what it last published. */
+		fprintf(stderr, "rdma: softefa's counters are locked by a stopped process; "
+		                "showing the last published values\n");
+		read_published(rel, v);
+		return;
+	}
 	if (lock < 0) {
 		/* No run directory yet: no engine ever ran, every counter is 0. */
 		return;
 	}
 	net_devsum(stats, addr, (unsigned)(g & 0xff), &sum);
 	net_efa_port_values(&sum, v);
-	snprintf(rel, sizeof(rel), "%s/ports/1/hw_counters", d->ibdev->ibdev_path);
 	if (realpath(rel, pub))
 		net_efa_publish(pub, v, NULL);
 	net_devsum_unlock(lock);

@@ -59,7 +59,7 @@ int tool_stats(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/stats", softefa_run_dir());
 	/* Files left by processes that died go, their counts kept in the device's sums
 	 * (rdma statistic shows those: docs/rdma-tool.md). */
-	fd = net_devsum_lock(dir, 1);
+	fd = net_devsum_lock_bounded(dir, 2000);
 	if (fd >= 0) {
 		net_devsum(dir, NULL, 0, NULL);
 		net_devsum_unlock(fd);

@@ -120,6 +120,19 @@ int net_devsum_lock(const char *stats_dir, int wait)
 	return fd;
 }
 
+int net_devsum_lock_bounded(const char *stats_dir, unsigned ms)
+{
+	struct timespec pause = {0, 1000000};
+	int fd = net_devsum_lock(stats_dir, 0);
+
+	/* A publish takes well under a millisecond; a holder stopped (^Z) must not hang us. */
+	for (unsigned i = 0; fd == -EWOULDBLOCK && i < ms; i++) {
+		nanosleep(&pause, NULL);
+		fd = net_devsum_lock(stats_dir, 0);
+	}
+	return fd;
+}
+
 void net_devsum_unlock(int lock_fd)
 {
 	if (lock_fd >= 0)

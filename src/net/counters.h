@@ -123,6 +123,8 @@ extern const char *const net_efa_dev_names[NET_EFA_DEV_COUNTERS];
  */
 /* Takes stats/lock (waiting for it, or not): its fd, or -errno (-EWOULDBLOCK). */
 int net_devsum_lock(const char *stats_dir, int wait);
+/* The same, waiting at most ms milliseconds for a holder (-EWOULDBLOCK after). */
+int net_devsum_lock_bounded(const char *stats_dir, unsigned ms);
 void net_devsum_unlock(int lock_fd);
 /* With the lock held: the sum for device (addr, dev) into *sum, folding the files of dead
  * processes (of any device) on the way; sum NULL folds only. */

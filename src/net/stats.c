@@ -106,11 +106,16 @@ out:
 }
 
 /* What moves whenever any published counter does (locked). */
+/* Moves whenever any published counter of ours does (they only grow), timer-driven
+ * ones (timeouts, failures, paths taken down) included. */
 static uint64_t publish_mark(const struct net_engine *e)
 {
-	const struct net_counters *c = &e->stats->c;
+	uint64_t v[NET_EFA_PORT_COUNTERS], sum = 0;
 
-	return c->tx_pkts + c->rx_pkts + c->send_wrs + c->recv_wrs + c->tx_drops;
+	net_efa_port_values(&e->stats->c, v);
+	for (unsigned i = 0; i < NET_EFA_PORT_COUNTERS; i++)
+		sum += v[i];
+	return sum;
 }
 
 int net_stats_publish_wait(struct net_engine *e, uint64_t now)
@@ -159,12 +164,17 @@ void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark)
 	stats_dir_of(e, dir, sizeof(dir));
 	/* Never wait: another publisher holds it for a moment, and we come back. */
 	lock = net_devsum_lock(dir, 0);
-	if (lock < 0)
-		return;
-	if (publish_locked(e, dir))
-		e->pub_mark = mark;
-	net_devsum_unlock(lock);
 	e->pub_last_ns = now;
+	if (lock < 0) {
+		/* Busy: again after the period. Any other failure (the directory went, no
+		 * space): given up until our counters move again, never a wakeup loop. */
+		if (lock != -EWOULDBLOCK)
+			e->pub_mark = mark;
+		return;
+	}
+	publish_locked(e, dir);
+	e->pub_mark = mark;
+	net_devsum_unlock(lock);
 }
 
 uint64_t net_stats_mark(const struct net_engine *e)

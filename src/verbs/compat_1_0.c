@@ -567,10 +567,13 @@ SEFA_EXPORT int COMPAT(ibv_query_qp)(struct ibv_qp_1_0 *qp, struct ibv_qp_attr *
                                      struct ibv_qp_init_attr_1_0 *init)
 {
 	struct ibv_qp_init_attr real;
-	int ret = ibv_query_qp(qp->real_qp, attr, mask, &real);
+	struct ibv_qp_attr full;
+	int ret = ibv_query_qp(qp->real_qp, &full, mask, &real);
 
 	if (ret)
 		return ret;
+	/* A 1.0 binary's ibv_qp_attr ends before rate_limit (added in 2017): no more. */
+	memcpy(attr, &full, offsetof(struct ibv_qp_attr, rate_limit));
 	/* The 1.0 objects the QP was made with, not today's. */
 	init->qp_context = qp->qp_context;
 	init->send_cq = qp->send_cq;

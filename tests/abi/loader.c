@@ -957,6 +957,11 @@ static void compat_flow(void)
 		};
 		struct ibv_qp_attr a = {
 		    .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x11111111};
+		/* The 1.0 ibv_qp_attr is shorter: a query writes nothing past it. */
+		struct {
+			uint8_t attr[offsetof(struct ibv_qp_attr, rate_limit)];
+			uint8_t guard[16];
+		} old;
 		int (*modify)(struct ibv_qp_1_0 *, struct ibv_qp_attr *, int) =
 		    V10(int (*)(struct ibv_qp_1_0 *, struct ibv_qp_attr *, int), ibv_modify_qp);
 
@@ -978,6 +983,12 @@ static void compat_flow(void)
 		         0);
 		CHECK(a.qp_state == IBV_QPS_RTS && ia.send_cq == ecq && ia.recv_cq == cq &&
 		      ia.qp_context == &cookie);
+		memset(&old, 0xa5, sizeof(old));
+		CHECK_EQ(
+		    V10(int (*)(struct ibv_qp_1_0 *, void *, int, struct ibv_qp_init_attr_1_0 *),
+		        ibv_query_qp)(qp, old.attr, IBV_QP_STATE, &ia),
+		    0);
+		CHECK(old.guard[0] == 0xa5 && old.guard[15] == 0xa5);
 	}
 	{
 		struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
@@ -1029,10 +1040,16 @@ static void compat_flow(void)
 			got += c->ops.poll_cq(cq, 1, &wc);
 		CHECK(got == 1 && wc.wr_id == 11 && wc.status == IBV_WC_SUCCESS);
 		CHECK(!memcmp(f.buf + 40, "from libibverbs 1.0", 20)); /* after the GRH slot */
-		/* A receive of more SGEs than the QP takes is refused and named. */
-		rw.num_sge = 8;
-		rbad = NULL;
-		CHECK(c->ops.post_recv(qp, &rw, &rbad) != 0 && rbad == &rw);
+		/* In a chain of two receives, the second has more SGEs than the QP takes: the
+		 * call fails and names that one. */
+		{
+			struct ibv_recv_wr_1_0 rw2 = {.wr_id = 13, .sg_list = &rs, .num_sge = 8};
+
+			rw.next = &rw2;
+			rbad = NULL;
+			CHECK(c->ops.post_recv(qp, &rw, &rbad) != 0 && rbad == &rw2);
+			rw.next = NULL;
+		}
 	}
 	{
 		struct ibv_srq_init_attr sa = {.attr = {.max_wr = 4, .max_sge = 1}};
