@@ -152,11 +152,6 @@ struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
 	return p;
 }
 
-void srd_peer_set_user(struct srd_peer *p, void *user)
-{
-	p->user = user;
-}
-
 /* ---- the deadline heap -------------------------------------------------------------- */
 
 static void heap_swap(struct srd_ep *ep, uint32_t a, uint32_t b)
@@ -215,13 +210,13 @@ static void heap_remove(struct srd_ep *ep, struct srd_peer *p)
 void srd_peer_update_deadline(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
-	uint64_t d = srd_tx_deadline(p), r = srd_rx_deadline(p), pd = srd_path_deadline(p);
+	/* Paths have no timer of their own: they come back lazily, when picked after their
+	 * cooldown (path.c). */
+	uint64_t d = srd_tx_deadline(p), r = srd_rx_deadline(p);
 
 	(void)now;
 	if (r < d)
 		d = r;
-	if (pd < d)
-		d = pd;
 	p->deadline = d;
 	if (d == UINT64_MAX) {
 		heap_remove(ep, p);
@@ -256,7 +251,6 @@ void srd_handle_expiry(struct srd_ep *ep, uint64_t now)
 	for (uint32_t n = ep->nheap; n && ep->nheap && ep->heap[0]->deadline <= now; n--) {
 		struct srd_peer *p = ep->heap[0];
 
-		srd_path_expiry(p, now);
 		srd_tx_expiry(p, now);
 		srd_rx_expiry(p, now);
 		srd_peer_update_deadline(p, now);

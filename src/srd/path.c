@@ -170,15 +170,3 @@ void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
 		p->ep->stats.path_down++;
 	}
 }
-
-uint64_t srd_path_deadline(const struct srd_peer *p)
-{
-	(void)p;
-	return UINT64_MAX; /* paths come back lazily, when picked after their cooldown */
-}
-
-void srd_path_expiry(struct srd_peer *p, uint64_t now)
-{
-	(void)p;
-	(void)now;
-}

@@ -239,7 +239,6 @@ static void rx_msg_info(const struct srd_peer *p, const struct srd_data_hdr *h,
 {
 	memset(info, 0, sizeof(*info));
 	info->from = p->addr;
-	info->peer_user = p->user;
 	info->dst_qpn = h->dst_qpn;
 	info->src_qpn = h->src_qpn;
 	info->qkey = h->qkey;

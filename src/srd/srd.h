@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Message status codes: the EFA completion statuses (efa-reference.md 3.6). */
+/* Message status codes: the EFA completion statuses (src/efa/status.c checks they agree). */
 enum srd_status {
 	SRD_OK = 0,
 	SRD_FLUSHED = 1,
@@ -97,8 +97,7 @@ struct srd_msg_desc {
 /* A message arriving at the responder, as given to rx_claim and rx_read. */
 struct srd_rx_msg {
 	struct srd_addr from;
-	void *peer_user; /* srd_peer_set_user() value of the sender's peer, or NULL */
-	uint8_t op;      /* enum srd_msg_op */
+	uint8_t op; /* enum srd_msg_op */
 	uint32_t rkey;
 	uint64_t raddr;
 	uint16_t dst_qpn;
@@ -156,7 +155,6 @@ uint32_t srd_ep_epoch(const struct srd_ep *ep);
 
 /* The peer state for addr, created on first use. NULL when out of memory. */
 struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr);
-void srd_peer_set_user(struct srd_peer *p, void *user);
 
 /*
  * Queues a message to a peer. Its bytes are named by (cookie, offset) in the

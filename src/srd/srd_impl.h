@@ -188,7 +188,6 @@ struct srd_rx {
 struct srd_peer {
 	struct srd_ep *ep;
 	struct srd_addr addr;
-	void *user;
 	struct srd_tx tx;
 	struct srd_rx rx;
 	struct srd_peer *hnext;
@@ -304,8 +303,6 @@ void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
-uint64_t srd_path_deadline(const struct srd_peer *p);
-void srd_path_expiry(struct srd_peer *p, uint64_t now);
 
 /* cc.c: the congestion controller, a small table of operations */
 struct srd_cc_ops {

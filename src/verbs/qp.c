@@ -240,7 +240,7 @@ struct transition {
 	bool valid;
 };
 
-/* The UD/SRD rows of the verbs QP state table (efa-reference.md 3.3). */
+/* The UD/SRD rows of the verbs QP state table, as EFA's driver enforces them. */
 static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state next, bool srd)
 {
 	struct transition t = {0, 0, false};

@@ -461,8 +461,9 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_e
                               const struct efadv_qp_init_attr *efa);
 void sefa_qp_flush(struct sefa_qp *qp);
 
-/* post.c */
+/* wr_ex.c */
 void sefa_qp_fill_wr_ops(struct sefa_qp *qp);
+/* recv.c */
 extern const struct net_ep_ops sefa_ud_ep_ops;
 
 /* context.c */
