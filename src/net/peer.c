@@ -13,9 +13,7 @@
 
 static unsigned addr_hash(const struct sockaddr_in *sa)
 {
-	uint32_t h = sa->sin_addr.s_addr * 2654435761u ^ (uint32_t)sa->sin_port * 40503u;
-
-	return (h ^ (h >> 16)) % NET_PEER_HASH;
+	return srd_addr_hash(sa->sin_addr.s_addr, sa->sin_port) % NET_PEER_HASH;
 }
 
 struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa)

@@ -113,9 +113,7 @@ void srd_ep_del(struct srd_ep *ep)
 
 static unsigned addr_hash(const struct srd_addr *a)
 {
-	uint32_t h = a->ip * 2654435761u ^ (uint32_t)a->port * 40503u;
-
-	return (h ^ (h >> 16)) % SRD_PEER_HASH;
+	return srd_addr_hash(a->ip, a->port) % SRD_PEER_HASH;
 }
 
 struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a)

@@ -35,6 +35,14 @@ enum srd_status {
 	SRD_LOCAL_UNREACH_REMOTE = 15,
 };
 
+/* Spreads (address, port) keys over hash buckets; the engine's tables use it too. */
+static inline uint32_t srd_addr_hash(uint32_t ip, uint32_t port)
+{
+	uint32_t h = ip * 2654435761u ^ port * 40503u;
+
+	return h ^ (h >> 16);
+}
+
 /* A remote engine's address: IPv4 (network order) and base UDP port (host order). */
 struct srd_addr {
 	uint32_t ip;
