@@ -17,7 +17,7 @@ static uint32_t cwnd_max(const struct srd_peer *p)
 
 static bool can_decrease(const struct srd_peer *p, uint64_t now)
 {
-	uint64_t rtt = p->tx.srtt_ns ? p->tx.srtt_ns : p->ep->cfg.rto_init_ns;
+	uint64_t rtt = p->tx.rtt.srtt_ns ? p->tx.rtt.srtt_ns : p->ep->cfg.rto_init_ns;
 
 	/* A caller's clock reading may predate the last cut: that is within an RTT. */
 	return now >= p->tx.last_decrease_ns && now - p->tx.last_decrease_ns >= rtt;

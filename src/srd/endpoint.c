@@ -70,6 +70,7 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 	if (ep->cfg.window < 64)
 		ep->cfg.window = 64;
 	ep->cb = *cb;
+	ep->cc = &srd_cc_delay; /* the one controller there is: delay-based (cc.c) */
 	ep->user = user;
 	ep->rng = seed ? seed : 0x5efa5efa5efa5efaull;
 	do
@@ -465,7 +466,7 @@ void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 	for (const struct list_node *l = p->tx.readq.next; l != &p->tx.readq; l = l->next)
 		info->reads_waiting++;
 	info->inflight = p->tx.inflight;
-	info->srtt_ns = p->tx.srtt_ns;
+	info->srtt_ns = p->tx.rtt.srtt_ns;
 	info->min_rtt_ns = p->tx.min_rtt_ns;
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		info->path_tx[i] = p->tx.paths[i].tx;

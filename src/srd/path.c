@@ -9,6 +9,20 @@
  */
 #include "srd_impl.h"
 
+void srd_rtt_update(struct srd_rtt *r, uint64_t sample_ns)
+{
+	uint64_t err;
+
+	if (!r->srtt_ns) {
+		r->srtt_ns = sample_ns;
+		r->rttvar_ns = sample_ns / 2;
+		return;
+	}
+	err = sample_ns > r->srtt_ns ? sample_ns - r->srtt_ns : r->srtt_ns - sample_ns;
+	r->rttvar_ns = (3 * r->rttvar_ns + err) / 4;
+	r->srtt_ns = (7 * r->srtt_ns + sample_ns) / 8;
+}
+
 #define LOSS_ONE    1024u /* loss_ewma scale: 1024 = every packet lost */
 #define DOWN_AFTER  2u
 #define LOSSY_LEVEL 205u /* ~20% */
@@ -128,16 +142,7 @@ void srd_path_on_ack(struct srd_peer *p, uint32_t i, uint64_t rtt_ns, uint64_t n
 {
 	struct srd_path *path = &p->tx.paths[i];
 
-	if (!path->srtt_ns) {
-		path->srtt_ns = rtt_ns;
-		path->rttvar_ns = rtt_ns / 2;
-	} else {
-		uint64_t err =
-		    rtt_ns > path->srtt_ns ? rtt_ns - path->srtt_ns : path->srtt_ns - rtt_ns;
-
-		path->rttvar_ns = (3 * path->rttvar_ns + err) / 4;
-		path->srtt_ns = (7 * path->srtt_ns + rtt_ns) / 8;
-	}
+	srd_rtt_update(&path->rtt, rtt_ns);
 	/* A delivered packet: the loss rate decays. */
 	path->loss_ewma -= path->loss_ewma / 32;
 	srd_path_on_delivery(p, i, now);

@@ -110,7 +110,8 @@ void srd_tx_free(struct srd_peer *p)
 static uint64_t rto_base(const struct srd_peer *p)
 {
 	const struct srd_config *c = &p->ep->cfg;
-	uint64_t rto = p->tx.srtt_ns ? p->tx.srtt_ns + 4 * p->tx.rttvar_ns : c->rto_init_ns;
+	uint64_t rto =
+	    p->tx.rtt.srtt_ns ? p->tx.rtt.srtt_ns + 4 * p->tx.rtt.rttvar_ns : c->rto_init_ns;
 
 	if (rto < c->rto_min_ns)
 		rto = c->rto_min_ns;
@@ -499,15 +500,7 @@ static void rtt_sample(struct srd_peer *p, uint64_t rtt)
 {
 	struct srd_tx *tx = &p->tx;
 
-	if (!tx->srtt_ns) {
-		tx->srtt_ns = rtt;
-		tx->rttvar_ns = rtt / 2;
-	} else {
-		uint64_t err = rtt > tx->srtt_ns ? rtt - tx->srtt_ns : tx->srtt_ns - rtt;
-
-		tx->rttvar_ns = (3 * tx->rttvar_ns + err) / 4;
-		tx->srtt_ns = (7 * tx->srtt_ns + rtt) / 8;
-	}
+	srd_rtt_update(&tx->rtt, rtt);
 	if (!tx->min_rtt_ns || rtt < tx->min_rtt_ns)
 		tx->min_rtt_ns = rtt;
 	tx->rto_backoff = 0; /* a valid sample: the timer is the estimate's again */
@@ -534,7 +527,7 @@ static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uin
 
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		struct srd_path *path = &tx->paths[i];
-		uint64_t reo = (path->srtt_ns ? path->srtt_ns : tx->srtt_ns) / 4;
+		uint64_t reo = (path->rtt.srtt_ns ? path->rtt.srtt_ns : tx->rtt.srtt_ns) / 4;
 
 		if (!acked_on[i])
 			continue;
@@ -552,7 +545,7 @@ static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uin
 		}
 	}
 	if (lost_any)
-		srd_cc_delay.on_loss(p, now);
+		p->ep->cc->on_loss(p, now);
 }
 
 static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, uint64_t *max_sent,
@@ -711,7 +704,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 			srd_path_on_delivery(p, i, now);
 	detect_losses(p, max_seq, max_sent, acked_on, now);
 	if (newly)
-		srd_cc_delay.on_ack(p, newly, rtt, now);
+		p->ep->cc->on_ack(p, newly, rtt, now);
 }
 
 /* ---- timers ----------------------------------------------------------------------------- */
@@ -734,7 +727,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		ep->stats.rto_fired++;
 		if (tx->rto_backoff < 6)
 			tx->rto_backoff++;
-		srd_cc_delay.on_timeout(p, now);
+		p->ep->cc->on_timeout(p, now);
 		for (uint32_t i = 0; i < ep->cfg.npaths; i++)
 			if (timed_out >> i & 1)
 				srd_path_on_rto(p, i, now);

@@ -93,9 +93,17 @@ struct srd_msg {
 	struct list_node link; /* peer's queue of messages to packetize, or of reads waiting */
 };
 
-struct srd_path {
-	uint64_t srtt_ns;
+/* A smoothed round-trip time and its variation (RFC 6298's estimator). */
+struct srd_rtt {
+	uint64_t srtt_ns; /* 0 until the first sample */
 	uint64_t rttvar_ns;
+};
+
+/* Takes one sample into the estimate: the first sets it, later ones move it by 1/8. */
+void srd_rtt_update(struct srd_rtt *r, uint64_t sample_ns);
+
+struct srd_path {
+	struct srd_rtt rtt;
 	uint32_t seq;           /* next path sequence number */
 	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
 	uint64_t down_until_ns; /* 0 when up */
@@ -125,7 +133,8 @@ struct srd_tx {
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	/* RTT and congestion state */
-	uint64_t srtt_ns, rttvar_ns, min_rtt_ns;
+	struct srd_rtt rtt; /* the peer's, over all its paths */
+	uint64_t min_rtt_ns;
 	uint32_t rto_backoff; /* timeouts since the last RTT sample: new packets wait longer */
 	uint32_t cwnd_x1024;  /* congestion window in packets, fixed point */
 	uint64_t last_decrease_ns;
@@ -242,6 +251,7 @@ static inline void srd_pool_put(struct srd_pool *pl, void *o)
 struct srd_ep {
 	struct srd_config cfg;
 	struct srd_callbacks cb;
+	const struct srd_cc_ops *cc; /* the congestion controller every peer runs */
 	void *user;
 	uint64_t rng;
 	uint32_t epoch;
