@@ -25,6 +25,7 @@
 
 #include "../../src/net/counters.h"
 #include "check.h"
+#include "proc_pair.h"
 #include "engine_stats.h"
 
 #define QKEY     0x11111111u
@@ -55,38 +56,12 @@ struct cmd {
 	struct counts want;
 };
 
-static void xfer(int fd, void *p, size_t len, int out)
-{
-	uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = out ? write(fd, b, len) : read(fd, b, len);
-
-		if (n <= 0)
-			exit(out ? 2 : 0); /* the other side is gone */
-		b += n;
-		len -= (size_t)n;
-	}
-}
-
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static struct ibv_context *open_dev(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx;
-
-	REQUIRE(list && list[0]);
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	REQUIRE(ctx);
-	return ctx;
 }
 
 /* An SRD QP left in RESET: counters attach before it carries traffic. */
@@ -339,33 +314,21 @@ static struct counts ask_counts(const struct counts *want)
 
 int main(void)
 {
-	char run_dir[] = "/tmp/softefa-test-XXXXXX";
 	struct ibv_comp_cntr *c_send, *c_write, *c_read;
 	struct counts want = {0}, got;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_qp *qp;
 	uint64_t bytes_sent = 0, bytes_read = 0, v;
-	int sv[2], status;
+	int fd, status;
 	pid_t child;
 
 	if (!getenv("SOFTEFA_COMP_CNTR_BYTES")) {
 		fprintf(stderr, "test_comp_cntr: set SOFTEFA_COMP_CNTR_BYTES=1 (byte counters)\n");
 		return 1;
 	}
-	if (!getenv("SOFTEFA_RUN_DIR")) {
-		REQUIRE(mkdtemp(run_dir));
-		setenv("SOFTEFA_RUN_DIR", run_dir, 1);
-	}
-	REQUIRE(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	child = fork();
-	REQUIRE(child >= 0);
-	if (child == 0) {
-		close(sv[0]);
-		target_run(sv[1]);
-	}
-	close(sv[1]);
-	REQUIRE(dup2(sv[0], 3) == 3);
+	child = fork_target(target_run, &fd);
+	REQUIRE(dup2(fd, 3) == 3);
 	xfer(3, &ti, sizeof(ti), 0);
 
 	ctx = open_dev();
@@ -449,6 +412,7 @@ int main(void)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
+	proc_pair_done();
 	if (check_failures)
 		fprintf(stderr, "test_comp_cntr: %d check(s) failed\n", check_failures);
 	else

@@ -20,6 +20,7 @@
 
 #include "../../src/net/counters.h"
 #include "check.h"
+#include "proc_pair.h"
 #include "engine_stats.h"
 #include "../../src/util/mix.h"
 
@@ -98,32 +99,6 @@ RDMA_MEMORY static uint64_t sum(const uint8_t *p, uint64_t len)
 	for (; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ull;
 	return sefa_mix64(h);
-}
-
-static void xfer(int fd, void *p, size_t len, int out)
-{
-	uint8_t *b = p;
-
-	while (len) {
-		ssize_t n = out ? write(fd, b, len) : read(fd, b, len);
-
-		if (n <= 0)
-			exit(out ? 2 : 0); /* the other side is gone */
-		b += n;
-		len -= (size_t)n;
-	}
-}
-
-static struct ibv_context *open_dev(void)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx;
-
-	REQUIRE(list && list[0]);
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
-	REQUIRE(ctx);
-	return ctx;
 }
 
 static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
@@ -633,25 +608,12 @@ static uint64_t parse_size(const char *s)
 
 int main(int argc, char **argv)
 {
-	char run_dir[] = "/tmp/softefa-test-XXXXXX";
-	int sv[2], status;
+	int status;
 	pid_t child;
 
 	big = argc > 1 ? parse_size(argv[1]) : 8u << 20;
 	REQUIRE(big >= 4 * SMALL && big <= (1ull << 30));
-	if (!getenv("SOFTEFA_RUN_DIR")) {
-		REQUIRE(mkdtemp(run_dir));
-		setenv("SOFTEFA_RUN_DIR", run_dir, 1);
-	}
-	REQUIRE(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	child = fork();
-	REQUIRE(child >= 0);
-	if (child == 0) {
-		close(sv[0]);
-		target_run(sv[1]);
-	}
-	close(sv[1]);
-	tfd = sv[0];
+	child = fork_target(target_run, &tfd);
 	xfer(tfd, &big, sizeof(big), 1);
 	xfer(tfd, &ti, sizeof(ti), 0);
 
@@ -704,7 +666,6 @@ int main(int argc, char **argv)
 	CHECK_EQ(ibv_dealloc_pd(pd), 0);
 	CHECK_EQ(ibv_close_device(ctx), 0);
 	free(lbuf);
-	if (run_dir[sizeof(run_dir) - 2] != 'X')
-		rmdir(run_dir);
+	proc_pair_done();
 	return check_report("test_rdma_verbs");
 }

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two processes on efa_0: the test (the parent) and a target it forks, talking over a
+ * socket pair. The parent drives; the target runs its own loop and exits when the
+ * socket closes.
+ */
+#ifndef SOFTEFA_TEST_PROC_PAIR_H
+#define SOFTEFA_TEST_PROC_PAIR_H
+
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* All of len bytes, in (out = 0) or out; the other side gone ends this process. */
+static inline void xfer(int fd, void *p, size_t len, int out)
+{
+	uint8_t *b = p;
+
+	while (len) {
+		ssize_t n = out ? write(fd, b, len) : read(fd, b, len);
+
+		if (n <= 0)
+			exit(out ? 2 : 0);
+		b += n;
+		len -= (size_t)n;
+	}
+}
+
+static inline struct ibv_context *open_dev(void)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+
+	REQUIRE(list && list[0]);
+	ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	REQUIRE(ctx);
+	return ctx;
+}
+
+/*
+ * Forks the target, which runs run(its end of the socket) and never returns; returns
+ * its pid and the parent's end in *fd. Both use a private run directory unless the
+ * caller named one (SOFTEFA_RUN_DIR).
+ */
+static char proc_pair_run_dir[] = "/tmp/softefa-test-XXXXXX";
+
+static inline pid_t fork_target(void (*run)(int fd), int *fd)
+{
+	int sv[2];
+	pid_t child;
+
+	if (!getenv("SOFTEFA_RUN_DIR")) {
+		REQUIRE(mkdtemp(proc_pair_run_dir));
+		setenv("SOFTEFA_RUN_DIR", proc_pair_run_dir, 1);
+	}
+	REQUIRE(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		close(sv[0]);
+		run(sv[1]);
+		exit(0);
+	}
+	close(sv[1]);
+	*fd = sv[0];
+	return child;
+}
+
+/* The private run directory goes at the end, if it was ours and is empty. */
+static inline void proc_pair_done(void)
+{
+	if (proc_pair_run_dir[sizeof(proc_pair_run_dir) - 2] != 'X')
+		rmdir(proc_pair_run_dir);
+}
+
+#endif
