@@ -26,6 +26,7 @@
 #include "../../src/net/counters.h"
 #include "check.h"
 #include "proc_pair.h"
+#include "qp_rts.h"
 #include "engine_stats.h"
 
 #define QKEY     0x11111111u
@@ -82,19 +83,6 @@ static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct 
 	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
 	REQUIRE(qp);
 	return qp;
-}
-
-static void to_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-
-	REQUIRE(
-	    !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	a.qp_state = IBV_QPS_RTR;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = 7;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY));
 }
 
 static struct ibv_comp_cntr *cntr(struct ibv_context *ctx, struct ibv_qp *qp, uint32_t ops,
@@ -161,7 +149,7 @@ static void target_run(int fd)
 	            NULL);
 	c[2] = cntr(ctx, qp, IBV_QP_ATTACH_COMP_CNTR_OP_REMOTE_RDMA_READ, IBV_COMP_CNTR_TYPE_BYTES,
 	            words);
-	to_rts(qp);
+	qp_to_rts(qp, QKEY, 7);
 	/* Receives for the sends, the writes with immediate and the too-long send, in the
 	 * first half of the region, RECV_LEN each. */
 	for (uint32_t i = 0; i < N_SEND + N_WIMM + 1; i++) {
@@ -344,7 +332,7 @@ int main(void)
 	c_write =
 	    cntr(ctx, qp, IBV_QP_ATTACH_COMP_CNTR_OP_RDMA_WRITE, IBV_COMP_CNTR_TYPE_WRS, NULL);
 	c_read = cntr(ctx, qp, IBV_QP_ATTACH_COMP_CNTR_OP_RDMA_READ, IBV_COMP_CNTR_TYPE_WRS, NULL);
-	to_rts(qp);
+	qp_to_rts(qp, QKEY, 7);
 	qx = ibv_qp_to_qp_ex(qp);
 	{
 		struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};

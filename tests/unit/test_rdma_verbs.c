@@ -21,6 +21,7 @@
 #include "../../src/net/counters.h"
 #include "check.h"
 #include "proc_pair.h"
+#include "qp_rts.h"
 #include "engine_stats.h"
 #include "../../src/util/mix.h"
 
@@ -106,7 +107,6 @@ static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct 
 {
 	struct ibv_qp_init_attr_ex qa = {0};
 	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD, .flags = flags};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
 	struct ibv_qp *qp;
 
 	qa.qp_type = IBV_QPT_DRIVER;
@@ -121,13 +121,7 @@ static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct 
 	                             .max_inline_data = 32};
 	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
 	REQUIRE(qp);
-	REQUIRE(
-	    !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	a.qp_state = IBV_QPS_RTR;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = 7;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY));
+	qp_to_rts(qp, QKEY, 7);
 	return qp;
 }
 

@@ -18,6 +18,7 @@
 
 #include "../../src/net/counters.h"
 #include "check.h"
+#include "qp_rts.h"
 #include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
 
@@ -58,19 +59,6 @@ static struct ibv_qp *srd_qp(struct srd_end *e, uint8_t sl, uint64_t wr_flags, u
 	return efadv_create_qp_ex(e->ctx, &qa, &ea, sizeof(ea));
 }
 
-static void to_rts(struct ibv_qp *qp, uint8_t rnr_retry)
-{
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-
-	REQUIRE(
-	    !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	a.qp_state = IBV_QPS_RTR;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = rnr_retry;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY));
-}
-
 static void end_open(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint8_t rnr_retry)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -90,7 +78,7 @@ static void end_open(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint8_t r
 	REQUIRE(e->qp);
 	e->qx = ibv_qp_to_qp_ex(e->qp);
 	REQUIRE(e->qx);
-	to_rts(e->qp, rnr_retry);
+	qp_to_rts(e->qp, QKEY, rnr_retry);
 	REQUIRE(!ibv_query_gid(e->ctx, 1, 0, &e->gid));
 }
 
@@ -240,7 +228,7 @@ static void test_remote_errors(struct srd_end *a, struct srd_end *b)
 	CHECK_EQ(
 	    ibv_modify_qp(b->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_RESET}, IBV_QP_STATE),
 	    0);
-	to_rts(b->qp, 7);
+	qp_to_rts(b->qp, QKEY, 7);
 	post_recv(b, 1, 100);
 	send_to(a, b->qp->qp_num, QKEY, 3, 0, 5000, 0, 0);
 	reap2(a, b, &s, &r);
@@ -286,7 +274,7 @@ static void test_flush(struct srd_end *a, struct srd_end *b)
 	CHECK_EQ(
 	    ibv_modify_qp(a->qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_RESET}, IBV_QP_STATE),
 	    0);
-	to_rts(a->qp, 7);
+	qp_to_rts(a->qp, QKEY, 7);
 }
 
 /* Nobody ever answers at that address: LOCAL_UNREACH_REMOTE (15) after the timeout. */
