@@ -31,7 +31,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; fabric_down' EXIT
 
 wait_listen() { # HOST PORT
 	for _ in $(seq 1 400); do
-		on_raw "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		[ -n "$(on_raw "$1" ss -Hltn "sport = :$2")" ] && return 0
 		sleep 0.025
 	done
 	return 1

@@ -24,7 +24,7 @@ port=20000
 
 wait_port() { # PROTO(t|u) PORT
 	for _ in $(seq 1 400); do
-		ss -Hln"$1" "sport = :$2" | grep -q . && return 0
+		[ -n "$(ss -Hln"$1" "sport = :$2")" ] && return 0
 		sleep 0.025
 	done
 	return 1

@@ -11,11 +11,11 @@ for t in ib_send_lat ib_send_bw ib_read_lat ib_read_bw; do need $t perftest; don
 need fi_pingpong libfabric-bin
 
 out=$("$SOFTEFA" run -- ibv_devices 2>&1)
-echo "$out" | grep -q "efa_0" && pass "ibv_devices lists efa_0" || fail "ibv_devices: $out"
+grep -q "efa_0" <<<"$out" && pass "ibv_devices lists efa_0" || fail "ibv_devices: $out"
 
 out=$("$SOFTEFA" run -- ibv_devinfo -v 2>&1)
 for want in "vendor_id:.*0x1d0f" "state:.*PORT_ACTIVE" "max_msg_sz:.*0x22e0" "hca_id:.*efa_0"; do
-	echo "$out" | grep -q "$want" && pass "ibv_devinfo -v: $want" || fail "ibv_devinfo -v lacks $want"
+	grep -q "$want" <<<"$out" && pass "ibv_devinfo -v: $want" || fail "ibv_devinfo -v lacks $want"
 done
 
 p=$(free_port)
@@ -99,7 +99,7 @@ timeout 60 "$SOFTEFA" run -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" >"$LOGDIR/un
 spid=$!
 if wait_listen "$p"; then
 	cli=$(timeout 60 "$SOFTEFA" run -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" 127.0.0.1 2>&1)
-	echo "$cli" | grep -q "Couldn't post send" &&
+	grep -q "Couldn't post send" <<<"$cli" &&
 		pass "unsignaled UD send rejected as on EFA" || fail "unsignaled send: $cli"
 else
 	fail "unsignaled UD send: server never listened: $(cat "$LOGDIR/unsig.srv")"

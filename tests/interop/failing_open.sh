@@ -14,8 +14,11 @@ export SOFTEFA_LOG=4
 
 # fi_info under the memory checker: ASan when our library is an ASan build (fi_info
 # itself is not, so the runtime is preloaded), valgrind otherwise.
-if ldd "$libdir/libibverbs.so.1" | grep -q libasan; then
-	asan=$(ldd "$libdir/libibverbs.so.1" | awk '/libasan/ { print $3 }')
+# ldd's output is captured first: under pipefail, grep -q closing the pipe early can
+# kill ldd with SIGPIPE and make the test take the wrong branch.
+deps=$(ldd "$libdir/libibverbs.so.1")
+asan=$(awk '/libasan/ { print $3 }' <<<"$deps")
+if [ -n "$asan" ]; then
 	how="AddressSanitizer"
 	checked() {
 		ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$asan" "$SOFTEFA" run -- fi_info -p efa

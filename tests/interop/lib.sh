@@ -37,7 +37,7 @@ free_port() {
 # Waits (bounded) until something listens on TCP port $1: the server is ready.
 wait_listen() {
 	for _ in $(seq 1 400); do
-		ss -Hltn "sport = :$1" | grep -q . && return 0
+		[ -n "$(ss -Hltn "sport = :$1")" ] && return 0
 		sleep 0.025
 	done
 	return 1

@@ -33,7 +33,7 @@ worker() {
 		local out n
 		out=$(timeout 60 "$SOFTEFA" run -- fi_info -p efa 2>&1) ||
 			echo "worker $w round $r: fi_info failed (status $?)"
-		if echo "$out" | grep -qE "$BAD"; then
+		if grep -qE "$BAD" <<<"$out"; then
 			echo "worker $w round $r: fi_info: $(echo "$out" | grep -E "$BAD" | head -1)"
 		fi
 		for ((k = 0; k < ndev; k++)); do
@@ -50,7 +50,7 @@ worker() {
 		n=$(echo "$out" | grep -c "hca_id:")
 		[ "$n" -eq "$ndev" ] || echo "worker $w round $r: ibv_devinfo lists $n devices, want $ndev"
 		for ((k = 0; k < ndev; k++)); do
-			echo "$out" | grep -q "node_guid:.*$(guid_of "$addr" $k)" ||
+			grep -q "node_guid:.*$(guid_of "$addr" $k)" <<<"$out" ||
 				echo "worker $w round $r: ibv_devinfo lacks efa_$k's GUID $(guid_of "$addr" $k)"
 		done
 

@@ -16,9 +16,9 @@ want_verbs="IBVERBS_1.0 IBVERBS_1.1 IBVERBS_1.5 IBVERBS_1.6 IBVERBS_1.7 IBVERBS_
 IBVERBS_1.10 IBVERBS_1.11 IBVERBS_1.12 IBVERBS_1.13 IBVERBS_1.14 IBVERBS_PRIVATE_34"
 want_efa="EFA_1.0 EFA_1.1 EFA_1.2 EFA_1.3 EFA_1.4 EFA_1.5 EFA_1.6"
 have=$(defs "$LIBDIR/libibverbs.so.1")
-for v in $want_verbs; do echo "$have" | grep -qx "$v" || fail "libibverbs.so.1 lacks node $v"; done
+for v in $want_verbs; do grep -qx "$v" <<<"$have" || fail "libibverbs.so.1 lacks node $v"; done
 have=$(defs "$LIBDIR/libefa.so.1")
-for v in $want_efa; do echo "$have" | grep -qx "$v" || fail "libefa.so.1 lacks node $v"; done
+for v in $want_efa; do grep -qx "$v" <<<"$have" || fail "libefa.so.1 lacks node $v"; done
 
 # Exported (version symbol) pairs of ours, and imported pairs of every client.
 exports=$( (objdump -T "$LIBDIR/libibverbs.so.1"; objdump -T "$LIBDIR/libefa.so.1") |
@@ -34,13 +34,13 @@ for c in $clients; do
 	while read -r pair; do
 		[ -n "$pair" ] || continue
 		n=$((n + 1))
-		echo "$exports" | grep -qxF "$pair" || fail "$(basename "$c") needs $pair"
+		grep -qxF "$pair" <<<"$exports" || fail "$(basename "$c") needs $pair"
 	done <<<"$imports"
 	out=$(LD_LIBRARY_PATH=$LIBDIR LD_BIND_NOW=1 ldd -r "$c" 2>&1)
 	echo "$out" | grep -E "undefined symbol|not found" | grep -vE "lib(python|pci)" |
 		while read -r l; do echo "FAIL: $(basename "$c"): $l"; done | grep . && fails=$((fails + 1))
-	echo "$out" | grep -q "$LIBDIR/libibverbs.so.1\|$(readlink -f "$LIBDIR")/libibverbs.so.1" ||
-		{ echo "$out" | grep -q "libibverbs" && fail "$(basename "$c") did not load our libibverbs"; }
+	grep -q "$LIBDIR/libibverbs.so.1\|$(readlink -f "$LIBDIR")/libibverbs.so.1" <<<"$out" ||
+		{ grep -q "libibverbs" <<<"$out" && fail "$(basename "$c") did not load our libibverbs"; }
 done
 echo "checked $n imported symbols of $(echo "$clients" | wc -w) client binaries"
 [ "$fails" -eq 0 ] || exit 1

@@ -223,7 +223,7 @@ link_loss() { # I J K PERMILLE
 			fab_err "cannot list nftables tables on host $host: $tables"
 			return 1
 		fi
-		if echo "$tables" | grep -qx "table netdev $t"; then
+		if grep -qx "table netdev $t" <<<"$tables"; then
 			fab_run "$host" nft delete table netdev "$t" || return 1
 		fi
 		[ "$pm" -gt 0 ] || continue
@@ -267,11 +267,11 @@ link_rate() { # I J K RATE
 			fab_err "tc qdisc show dev $dev failed: $out"
 			return 1
 		fi
-		if [ -n "$rate" ] && ! echo "$out" | grep -q "^qdisc tbf .* rate "; then
+		if [ -n "$rate" ] && ! grep -q "^qdisc tbf .* rate " <<<"$out"; then
 			fab_err "no tbf qdisc on $dev after adding it: $out"
 			return 1
 		fi
-		if [ -z "$rate" ] && echo "$out" | grep -q "^qdisc tbf "; then
+		if [ -z "$rate" ] && grep -q "^qdisc tbf " <<<"$out"; then
 			fab_err "tbf qdisc still on $dev after removing it: $out"
 			return 1
 		fi
@@ -284,7 +284,7 @@ link_rate_stats() { # I J K
 		[ $side = a ] && host=$1 || host=$2
 		dev=$(fab_dev "$1" "$2" "$3" $side)
 		if ! out=$(on_raw "$host" tc -s qdisc show dev "$dev" root 2>&1) ||
-			! echo "$out" | grep -q "^qdisc tbf "; then
+			! grep -q "^qdisc tbf " <<<"$out"; then
 			fab_err "no tbf qdisc on $dev: $out"
 			return 1
 		fi

@@ -58,7 +58,7 @@ trap 'cleanup; exit 130' INT TERM
 # Waits (bounded) until host $1 listens on TCP port $2.
 wait_listen() {
 	for _ in $(seq 1 400); do
-		on_raw "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		[ -n "$(on_raw "$1" ss -Hltn "sport = :$2")" ] && return 0
 		sleep 0.025
 	done
 	return 1
