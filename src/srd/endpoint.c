@@ -112,19 +112,6 @@ void srd_ep_del(struct srd_ep *ep)
 	free(ep);
 }
 
-static unsigned addr_hash(const struct srd_addr *a)
-{
-	return srd_addr_hash(a->ip, a->port) % SRD_PEER_HASH;
-}
-
-struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a)
-{
-	for (struct srd_peer *p = ep->peers[addr_hash(a)]; p; p = p->hnext)
-		if (p->addr.ip == a->ip && p->addr.port == a->port)
-			return p;
-	return NULL;
-}
-
 struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
 {
 	struct srd_peer *p = srd_peer_find(ep, addr);
@@ -141,11 +128,11 @@ struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
 	p->heap_idx = UINT32_MAX;
 	list_init(&p->ready);
 	srd_tx_init(p);
-	if (!p->tx.paths || srd_rx_init(p)) {
+	if (!p->tx.paths || !srd_rx_init(p)) {
 		peer_free(p);
 		return NULL;
 	}
-	h = addr_hash(addr);
+	h = srd_addr_hash(addr->ip, addr->port) % SRD_PEER_HASH;
 	p->hnext = ep->peers[h];
 	ep->peers[h] = p;
 	return p;
@@ -351,12 +338,6 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 
 /* ---- output ------------------------------------------------------------------------- */
 
-void srd_peer_mark_ready(struct srd_peer *p)
-{
-	if (!list_linked(&p->ready))
-		list_add_tail(&p->ep->ready, &p->ready);
-}
-
 int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 {
 	while (!list_empty(&ep->ready)) {
@@ -377,85 +358,6 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 		}
 	}
 	return 0;
-}
-
-/* Packets of the same datagram size: an RDMA header's extension costs payload. */
-static void msg_segment(const struct srd_ep *ep, struct srd_msg *m)
-{
-	m->seg = ep->cfg.mss - (srd_data_hdr_len(m->wire_op) - SRD_DATA_HDR_LEN);
-	m->npkts = m->wire_len ? (uint32_t)(((uint64_t)m->wire_len + m->seg - 1) / m->seg) : 1;
-}
-
-struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
-                         void *cookie, uint64_t now)
-{
-	struct srd_msg *m;
-
-	if (!srd_tx_ring(peer))
-		return NULL;
-	m = srd_pool_get(&ep->msg_pool);
-	if (!m)
-		return NULL;
-	m->peer = peer;
-	m->cookie = cookie;
-	m->d = *d;
-	m->msn = peer->tx.next_msn++;
-	switch (d->op) {
-	case SRD_MSG_WRITE:
-		m->wire_op = SRD_OP_WRITE;
-		break;
-	case SRD_MSG_WRITE_IMM:
-		m->wire_op = SRD_OP_WRITE_IMM;
-		break;
-	case SRD_MSG_READ:
-		m->wire_op = SRD_OP_READ_REQ;
-		break;
-	default:
-		m->wire_op = SRD_OP_SEND;
-		break;
-	}
-	m->wire_len = m->wire_op == SRD_OP_READ_REQ ? 0 : d->len;
-	msg_segment(ep, m);
-	m->state = MSG_QUEUED;
-	if (d->sl >= SRD_SL_LOW_LATENCY) {
-		struct list_node *pos;
-
-		/* Low-latency class: ahead of every queued message of the normal class that
-		 * has not started (a started one keeps its consecutive PSNs). */
-		for (pos = peer->tx.sendq.next; pos != &peer->tx.sendq; pos = pos->next) {
-			struct srd_msg *q = container_of(pos, struct srd_msg, link);
-
-			if (q->sent_pkts == 0 && q->d.sl < SRD_SL_LOW_LATENCY)
-				break;
-		}
-		list_add_tail(pos, &m->link); /* before pos */
-	} else {
-		list_add_tail(&peer->tx.sendq, &m->link);
-	}
-	if (peer->tx.inflight == 0 && list_empty(&peer->tx.retx) && list_empty(&peer->tx.rnrq))
-		peer->tx.last_progress_ns = now; /* the peer's clock starts with new work */
-	srd_peer_mark_ready(peer);
-	return m;
-}
-
-/* The answer to a read: a message of our own, back to the requester. */
-struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t len, uint8_t status,
-                                void *cookie, uint64_t now)
-{
-	/* Answers go ahead of our own messages not yet started, as a NIC's responder
-	 * does not queue behind its requester. */
-	struct srd_msg_desc d = {
-	    .op = SRD_MSG_SEND, .len = len, .rnr_retry = 7, .sl = SRD_SL_LOW_LATENCY};
-	struct srd_msg *m = srd_send(p->ep, p, &d, cookie, now);
-
-	if (!m)
-		return NULL;
-	m->wire_op = SRD_OP_READ_RESP;
-	m->read_msn = read_msn;
-	m->answer_status = status;
-	m->wire_len = status ? 0 : len;
-	msg_segment(p->ep, m);
-	return m;
 }
 
 void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)

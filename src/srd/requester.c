@@ -105,6 +105,91 @@ void srd_tx_free(struct srd_peer *p)
 	free(tx->paths);
 }
 
+/* ---- queueing messages ------------------------------------------------------------------ */
+
+/* Packets of the same datagram size: an RDMA header's extension costs payload. */
+static void msg_segment(const struct srd_ep *ep, struct srd_msg *m)
+{
+	m->seg = ep->cfg.mss - (srd_data_hdr_len(m->wire_op) - SRD_DATA_HDR_LEN);
+	m->npkts = m->wire_len ? (uint32_t)(((uint64_t)m->wire_len + m->seg - 1) / m->seg) : 1;
+}
+
+static uint8_t wire_op_of(uint8_t op)
+{
+	switch (op) {
+	case SRD_MSG_WRITE:
+		return SRD_OP_WRITE;
+	case SRD_MSG_WRITE_IMM:
+		return SRD_OP_WRITE_IMM;
+	case SRD_MSG_READ:
+		return SRD_OP_READ_REQ;
+	default:
+		return SRD_OP_SEND;
+	}
+}
+
+/* The low-latency class goes ahead of every queued message of the normal class that
+ * has not started (a started one keeps its consecutive PSNs). */
+static void sendq_insert(struct srd_tx *tx, struct srd_msg *m)
+{
+	struct list_node *pos = &tx->sendq;
+
+	if (m->d.sl >= SRD_SL_LOW_LATENCY) {
+		for (pos = tx->sendq.next; pos != &tx->sendq; pos = pos->next) {
+			struct srd_msg *q = container_of(pos, struct srd_msg, link);
+
+			if (q->sent_pkts == 0 && q->d.sl < SRD_SL_LOW_LATENCY)
+				break;
+		}
+	}
+	list_add_tail(pos, &m->link); /* before pos */
+}
+
+struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
+                         void *cookie, uint64_t now)
+{
+	struct srd_tx *tx = &peer->tx;
+	struct srd_msg *m;
+
+	if (!srd_tx_ring(peer))
+		return NULL;
+	m = srd_pool_get(&ep->msg_pool);
+	if (!m)
+		return NULL;
+	m->peer = peer;
+	m->cookie = cookie;
+	m->d = *d;
+	m->msn = tx->next_msn++;
+	m->wire_op = wire_op_of(d->op);
+	m->wire_len = m->wire_op == SRD_OP_READ_REQ ? 0 : d->len;
+	msg_segment(ep, m);
+	m->state = MSG_QUEUED;
+	sendq_insert(tx, m);
+	if (tx->inflight == 0 && list_empty(&tx->retx) && list_empty(&tx->rnrq))
+		tx->last_progress_ns = now; /* the peer's clock starts with new work */
+	srd_peer_mark_ready(peer);
+	return m;
+}
+
+struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t len, uint8_t status,
+                                void *cookie, uint64_t now)
+{
+	/* Answers go ahead of our own messages not yet started, as a NIC's responder
+	 * does not queue behind its requester. */
+	struct srd_msg_desc d = {
+	    .op = SRD_MSG_SEND, .len = len, .rnr_retry = 7, .sl = SRD_SL_LOW_LATENCY};
+	struct srd_msg *m = srd_send(p->ep, p, &d, cookie, now);
+
+	if (!m)
+		return NULL;
+	m->wire_op = SRD_OP_READ_RESP;
+	m->read_msn = read_msn;
+	m->answer_status = status;
+	m->wire_len = status ? 0 : len;
+	msg_segment(p->ep, m);
+	return m;
+}
+
 /* ---- timers ---------------------------------------------------------------------- */
 
 static uint64_t rto_base(const struct srd_peer *p)
@@ -241,24 +326,26 @@ static void msg_finish(struct srd_peer *p, struct srd_msg *m, int status, bool n
 	msg_maybe_free(m);
 }
 
+struct srd_msg *srd_tx_find_read(struct srd_peer *p, uint32_t read_msn, uint32_t len)
+{
+	for (struct list_node *l = p->tx.readq.next; l != &p->tx.readq; l = l->next) {
+		struct srd_msg *m = container_of(l, struct srd_msg, link);
+
+		if (m->msn == read_msn)
+			return m->d.len == len ? m : NULL;
+	}
+	return NULL;
+}
+
 void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                       uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
-	struct srd_msg *m = NULL;
-	struct list_node *l;
+	struct srd_msg *m = srd_tx_find_read(p, h->read_msn, h->msg_len);
 	int status;
 
-	for (l = p->tx.readq.next; l != &p->tx.readq; l = l->next) {
-		struct srd_msg *q = container_of(l, struct srd_msg, link);
-
-		if (q->msn == h->read_msn) {
-			m = q;
-			break;
-		}
-	}
 	/* An answer to a read we no longer wait for (failed, cancelled): drop its bytes. */
-	if (!m || h->msg_len != m->d.len)
+	if (!m)
 		return;
 	p->tx.last_progress_ns = now; /* the peer is answering this read */
 	if (h->status) {
@@ -349,6 +436,19 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 		srd_peer_mark_ready(p);
 }
 
+void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now)
+{
+	srd_tx_learn_epoch(p, epoch);
+	/* A read of ours waiting behind the peer's traffic is not waiting on a dead peer. */
+	if (!list_empty(&p->tx.readq))
+		p->tx.last_progress_ns = now;
+}
+
+bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns)
+{
+	return p->tx.last_data_tx_ns && now - p->tx.last_data_tx_ns <= hold_ns;
+}
+
 void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
 {
 	(void)now;
@@ -384,15 +484,14 @@ bool srd_tx_has_work(const struct srd_peer *p, uint64_t now)
 	       (!list_empty(&p->tx.sendq) && can_send_new(p, now));
 }
 
-static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struct srd_pkt_out *out)
+/* The slot goes out now: its path, its clocks and every count of packets in flight. */
+static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_tx *tx = &p->tx;
-	struct srd_msg *m = s->msg;
 	struct srd_path *path;
-	struct srd_data_hdr h;
 
-	if (m->d.burst && !s->tx_count)
+	if (s->msg->d.burst && !s->tx_count)
 		s->path = srd_path_burst(p, now);
 	else
 		/* New packets spray; a lost one goes again on the path that delivered last. */
@@ -404,6 +503,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	tx->last_data_tx_ns = now;
 	s->tx_count++;
 	s->state = PKT_INFLIGHT;
+	s->dst_epoch = tx->peer_epoch;
 	tx->inflight++;
 	ep->tx_inflight++;
 	list_add_tail(&tx->inflight_list, &s->q);
@@ -416,40 +516,53 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 		ep->stats.data_retx++;
 	else
 		ep->stats.data_tx++;
+}
 
-	memset(&h, 0, sizeof(h));
-	h.src_port = ep->cfg.local_port;
-	h.flags = m->d.has_imm ? SRD_DATA_F_IMM : 0;
-	h.path = (uint8_t)s->path;
-	h.src_epoch = ep->epoch;
-	h.dst_epoch = tx->peer_epoch;
-	s->dst_epoch = tx->peer_epoch;
-	h.psn = s->psn;
-	h.horizon = tx->una;
-	h.msn = m->msn;
-	h.msg_len = m->d.len;
-	h.offset = s->offset;
-	h.dst_qpn = m->d.dst_qpn;
-	h.src_qpn = m->d.src_qpn;
-	h.qkey = m->d.qkey;
-	h.imm = m->d.imm;
-	h.opcode = m->wire_op;
-	h.sl = m->d.sl;
+/* The data header of a slot's packet. */
+static void slot_header(const struct srd_peer *p, const struct srd_slot *s, struct srd_data_hdr *h)
+{
+	const struct srd_msg *m = s->msg;
+
+	memset(h, 0, sizeof(*h));
+	h->src_port = p->ep->cfg.local_port;
+	h->flags = m->d.has_imm ? SRD_DATA_F_IMM : 0;
+	h->path = (uint8_t)s->path;
+	h->src_epoch = p->ep->epoch;
+	h->dst_epoch = s->dst_epoch;
+	h->psn = s->psn;
+	h->horizon = p->tx.una;
+	h->msn = m->msn;
+	h->msg_len = m->d.len;
+	h->offset = s->offset;
+	h->dst_qpn = m->d.dst_qpn;
+	h->src_qpn = m->d.src_qpn;
+	h->qkey = m->d.qkey;
+	h->imm = m->d.imm;
+	h->opcode = m->wire_op;
+	h->sl = m->d.sl;
 	if (m->wire_op == SRD_OP_READ_RESP) {
-		h.read_msn = m->read_msn;
-		h.status = m->answer_status;
+		h->read_msn = m->read_msn;
+		h->status = m->answer_status;
 	} else if (m->wire_op != SRD_OP_SEND) {
-		h.rkey = m->d.rkey;
-		h.raddr = m->d.raddr;
+		h->rkey = m->d.rkey;
+		h->raddr = m->d.raddr;
 	}
-	h.payload_len = (uint16_t)s->len;
+	h->payload_len = (uint16_t)s->len;
+}
+
+static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struct srd_pkt_out *out)
+{
+	struct srd_data_hdr h;
+
+	launch(p, s, now);
+	slot_header(p, s, &h);
 	srd_rx_piggyback(p, &h);
 	out->hdr_len = (uint32_t)srd_data_encode(out->hdr, &h);
 	out->path = s->path;
-	out->cookie = m->cookie;
+	out->cookie = s->msg->cookie;
 	out->offset = s->offset;
 	out->len = s->len;
-	out->msg = m;
+	out->msg = s->msg;
 }
 
 int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
@@ -518,9 +631,15 @@ static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 	srd_path_on_loss(p, s->path);
 }
 
+/* What one ack acknowledged on each path: the newest path sequence and its send time. */
+struct acked_paths {
+	uint32_t max_seq[64];
+	uint64_t max_sent[64];
+	bool on[64];
+};
+
 /* Per-path loss detection after an ack: see the file comment. */
-static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uint64_t *max_sent,
-                          const bool *acked_on, uint64_t now)
+static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	bool lost_any = false;
@@ -529,15 +648,16 @@ static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uin
 		struct srd_path *path = &tx->paths[i];
 		uint64_t reo = (path->rtt.srtt_ns ? path->rtt.srtt_ns : tx->rtt.srtt_ns) / 4;
 
-		if (!acked_on[i])
+		if (!ap->on[i])
 			continue;
 		while (!list_empty(&path->inflight)) {
 			struct srd_slot *s =
 			    container_of(path->inflight.next, struct srd_slot, pathq);
 
-			if (psn_le(max_seq[i], s->path_seq))
+			if (psn_le(ap->max_seq[i], s->path_seq))
 				break;
-			if (max_seq[i] - s->path_seq < DUPTHRESH && max_sent[i] - s->sent_ns <= reo)
+			if (ap->max_seq[i] - s->path_seq < DUPTHRESH &&
+			    ap->max_sent[i] - s->sent_ns <= reo)
 				break;
 			mark_lost(p, s);
 			p->ep->stats.fast_lost++;
@@ -548,19 +668,18 @@ static void detect_losses(struct srd_peer *p, const uint32_t *max_seq, const uin
 		p->ep->cc->on_loss(p, now);
 }
 
-static void ack_slot(struct srd_peer *p, struct srd_slot *s, uint32_t *max_seq, uint64_t *max_sent,
-                     bool *acked_on)
+static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths *ap)
 {
 	struct srd_msg *m = s->msg;
 
 	if (s->state == PKT_DONE || s->state == PKT_FREE)
 		return;
 	if (s->state == PKT_INFLIGHT) {
-		if (!acked_on[s->path] || psn_lt(max_seq[s->path], s->path_seq)) {
-			max_seq[s->path] = s->path_seq;
-			max_sent[s->path] = s->sent_ns;
+		if (!ap->on[s->path] || psn_lt(ap->max_seq[s->path], s->path_seq)) {
+			ap->max_seq[s->path] = s->path_seq;
+			ap->max_sent[s->path] = s->sent_ns;
 		}
-		acked_on[s->path] = true;
+		ap->on[s->path] = true;
 	}
 	slot_unlink(p, s);
 	s->state = PKT_DONE;
@@ -641,68 +760,89 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	return true;
 }
 
-void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+/* An RTT sample from the newest packet the receiver saw, if it was sent only once;
+ * 0 when there is none. */
+static uint64_t echo_sample(struct srd_peer *p, uint32_t echo_psn, uint64_t now)
 {
-	struct srd_ep *ep = p->ep;
+	struct srd_slot *s;
+	uint64_t rtt;
+
+	if (!psn_live(&p->tx, echo_psn))
+		return 0;
+	s = slot_of(p, echo_psn);
+	if (s->state != PKT_INFLIGHT || s->tx_count != 1)
+		return 0;
+	rtt = now > s->sent_ns ? now - s->sent_ns : 1;
+	rtt_sample(p, rtt);
+	srd_path_on_ack(p, s->path, rtt, now);
+	return rtt;
+}
+
+/* Everything below cum, then each SACK run; returns how many packets that named. */
+static uint32_t ack_range(struct srd_peer *p, const struct srd_ack_hdr *a, struct acked_paths *ap)
+{
 	struct srd_tx *tx = &p->tx;
-	uint32_t max_seq[64];
-	uint64_t max_sent[64];
-	bool acked_on[64] = {false};
-	uint32_t before = tx->una, inflight_before = tx->inflight;
-	uint64_t rtt = 0;
 	uint32_t newly = 0;
-	bool refused = false;
 
-	if (a->dst_epoch != ep->epoch)
-		return; /* an answer to an earlier incarnation of us */
-	if (a->flags & SRD_ACK_F_STALE) {
-		/* We addressed an incarnation of the peer that is gone. */
-		if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
-			srd_tx_peer_restarted(p, now);
-		return;
-	}
-	if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
-		return; /* a straggler from an incarnation of the peer that is gone */
-	srd_tx_learn_epoch(p, a->src_epoch);
-
-	/* RTT from the newest packet the receiver saw, if it was sent only once. */
-	if (psn_live(tx, a->echo_psn)) {
-		struct srd_slot *s = slot_of(p, a->echo_psn);
-
-		if (s->state == PKT_INFLIGHT && s->tx_count == 1) {
-			rtt = now > s->sent_ns ? now - s->sent_ns : 1;
-			rtt_sample(p, rtt);
-			srd_path_on_ack(p, s->path, rtt, now);
-		}
-	}
-	for (unsigned i = 0; i < a->nnak; i++)
-		refused |= on_nak(p, &a->nak[i], now);
-	/* Everything below cum, then each SACK run. */
 	for (uint32_t psn = tx->una; psn_lt(psn, a->cum) && psn_lt(psn, tx->next_psn); psn++) {
-		ack_slot(p, slot_of(p, psn), max_seq, max_sent, acked_on);
+		ack_slot(p, slot_of(p, psn), ap);
 		newly++;
 	}
 	for (unsigned i = 0; i < a->nsack; i++) {
 		uint32_t start = a->sack[i].start, len = a->sack[i].len;
 
-		if (len > ep->cfg.window)
+		if (len > p->ep->cfg.window)
 			continue;
 		for (uint32_t k = 0; k < len; k++) {
-			uint32_t psn = start + k;
-
-			if (!psn_live(tx, psn))
+			if (!psn_live(tx, start + k))
 				continue;
-			ack_slot(p, slot_of(p, psn), max_seq, max_sent, acked_on);
+			ack_slot(p, slot_of(p, start + k), ap);
 			newly++;
 		}
 	}
+	return newly;
+}
+
+/* Is the ack from the incarnation of the peer we talk to, for ours? A STALE answer says
+ * we addressed an incarnation of the peer that is gone. */
+static bool ack_current(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+
+	if (a->dst_epoch != p->ep->epoch)
+		return false; /* an answer to an earlier incarnation of us */
+	if (a->flags & SRD_ACK_F_STALE) {
+		if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
+			srd_tx_peer_restarted(p, now);
+		return false;
+	}
+	/* A straggler from an incarnation of the peer that is gone is ignored. */
+	return !tx->peer_epoch || tx->peer_epoch == a->src_epoch;
+}
+
+void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+	struct acked_paths ap;
+	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
+	uint64_t rtt;
+	bool refused = false;
+
+	if (!ack_current(p, a, now))
+		return;
+	srd_tx_learn_epoch(p, a->src_epoch);
+	rtt = echo_sample(p, a->echo_psn, now);
+	for (unsigned i = 0; i < a->nnak; i++)
+		refused |= on_nak(p, &a->nak[i], now);
+	memset(ap.on, 0, sizeof(ap.on));
+	newly = ack_range(p, a, &ap);
 	advance_una(p);
 	if (tx->una != before || tx->inflight != inflight_before || refused)
 		tx->last_progress_ns = now;
-	for (uint32_t i = 0; i < ep->cfg.npaths; i++)
-		if (acked_on[i])
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (ap.on[i])
 			srd_path_on_delivery(p, i, now);
-	detect_losses(p, max_seq, max_sent, acked_on, now);
+	detect_losses(p, &ap, now);
 	if (newly)
 		p->ep->cc->on_ack(p, newly, rtt, now);
 }

@@ -36,13 +36,6 @@ static uint32_t win(const struct srd_peer *p)
 	return p->ep->cfg.window;
 }
 
-static bool bit_get(const struct srd_rx *rx, uint32_t psn, uint32_t w)
-{
-	uint32_t i = psn & (w - 1);
-
-	return (rx->bitmap[i / 64] >> (i % 64)) & 1;
-}
-
 static void bit_set(struct srd_rx *rx, uint32_t psn, uint32_t w)
 {
 	uint32_t i = psn & (w - 1);
@@ -57,11 +50,11 @@ static void bit_clear(struct srd_rx *rx, uint32_t psn, uint32_t w)
 	rx->bitmap[i / 64] &= ~(1ull << (i % 64));
 }
 
-int srd_rx_init(struct srd_peer *p)
+bool srd_rx_init(struct srd_peer *p)
 {
 	p->rx.bitmap = calloc(win(p) / 64, sizeof(uint64_t));
 	list_init(&p->rx.msg_list);
-	return p->rx.bitmap ? 0 : -1;
+	return p->rx.bitmap != NULL;
 }
 
 static void rxmsg_unlink(struct srd_rx *rx, struct srd_rxmsg *e)
@@ -135,7 +128,7 @@ static void slide(struct srd_peer *p)
 	struct srd_rx *rx = &p->rx;
 	uint32_t w = win(p);
 
-	while (bit_get(rx, rx->cum, w)) {
+	while (srd_rx_bit(rx, rx->cum, w)) {
 		bit_clear(rx, rx->cum, w);
 		rx->cum++;
 	}
@@ -232,7 +225,6 @@ static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, const struct srd_data_hdr 
 	return e;
 }
 
-/* A read request: checked, then answered with a message of our own. */
 /* What the owner hears of an arriving message, from its first packet's header. */
 static void rx_msg_info(const struct srd_peer *p, const struct srd_data_hdr *h,
                         struct srd_rx_msg *info)
@@ -251,7 +243,30 @@ static void rx_msg_info(const struct srd_peer *p, const struct srd_data_hdr *h,
 	info->raddr = h->raddr;
 }
 
-static bool accept_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
+/*
+ * The one way a packet is refused: it is not marked received, and the sender hears
+ * `status` for it in the next ack (RNR: it retries; anything else fails its message).
+ * Always false, the value of a packet not taken.
+ */
+static bool refuse(struct srd_peer *p, const struct srd_data_hdr *h, int status)
+{
+	add_nak(p, h->psn, (uint8_t)status);
+	if (status == SRD_REMOTE_RNR)
+		p->ep->stats.rnr_nak_tx++;
+	else
+		p->ep->stats.err_nak_tx++;
+	return false;
+}
+
+/* Every byte of a claimed message is placed: the owner completes it. */
+static void complete(struct srd_peer *p, void *handle, const struct srd_rx_msg *info)
+{
+	p->ep->stats.msgs_rx++;
+	p->ep->cb.rx_done(p->ep->user, handle, info);
+}
+
+/* A read request: checked, then answered with a message of our own. */
+static bool take_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx_msg info;
@@ -265,91 +280,80 @@ static bool accept_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64
 		ep->cb.tx_done(ep->user, cookie, SRD_REMOTE_ABORT);
 		status = SRD_REMOTE_ABORT;
 	}
-	if (status != SRD_OK) {
-		add_nak(p, h->psn, (uint8_t)status);
-		ep->stats.err_nak_tx++;
-		return false;
-	}
+	if (status != SRD_OK)
+		return refuse(p, h, status);
 	ep->stats.reads_rx++;
 	return true;
 }
 
-/* Returns true when the packet's bytes were taken. */
-static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
-                   uint64_t now)
+/* A later packet of a message under way (or refused as a whole): its bytes go where
+ * the claim says, and the last one completes it. */
+static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data_hdr *h,
+                  const uint8_t *payload, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
-	struct srd_rx *rx = &p->rx;
-	struct srd_rxmsg *e = rxmsg_find(rx, h->msn);
+
+	if (e->status != SRD_OK) {
+		e->last_ns = now;
+		return refuse(p, h, e->status);
+	}
+	if (h->payload_len) {
+		int st = ep->cb.rx_place(ep->user, e->handle, h->offset, payload, h->payload_len);
+
+		if (st != SRD_OK) {
+			/* The target went away mid-message: its claim goes back (a receive it
+			 * took is returned), and this packet and the rest are refused. */
+			ep->cb.rx_abort(ep->user, e->handle);
+			e->handle = NULL;
+			e->status = (uint8_t)st;
+			e->last_ns = now;
+			return refuse(p, h, st);
+		}
+	}
+	e->received += h->payload_len;
+	if (e->received == e->len) {
+		rxmsg_unlink(&p->rx, e);
+		complete(p, e->handle, &e->info);
+		srd_pool_put(&ep->rxmsg_pool, e);
+	}
+	return true;
+}
+
+/*
+ * A message refused as a whole: its later packets, and a copy of this one sent again
+ * because our answer was lost, get the same answer without a claim, so a receive
+ * consumed by the error is not claimed again (nor its retransmission refused as RNR
+ * for want of it, for ever), and a write refused for its access is not taken in part
+ * if the condition clears meanwhile (an AH or MR created mid-message).
+ */
+static bool refuse_msg(struct srd_peer *p, const struct srd_data_hdr *h,
+                       const struct srd_rx_msg *info, int status, uint64_t now)
+{
+	struct srd_rxmsg *e = rxmsg_add(&p->rx, h, info);
+
+	if (e) {
+		e->status = (uint8_t)status;
+		e->last_ns = now;
+	}
+	return refuse(p, h, status);
+}
+
+/* The first packet of a message to arrive (any of its packets): it claims a receive. */
+static bool claim(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                  uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
 	struct srd_rx_msg info;
+	struct srd_rxmsg *e;
 	void *handle = NULL;
 	int status;
 
-	if (h->opcode == SRD_OP_READ_RESP) {
-		/* An answer to one of our reads: the requester side places it. */
-		srd_tx_on_answer(p, h, payload, now);
-		return true;
-	}
-	if (h->opcode == SRD_OP_READ_REQ)
-		return accept_read(p, h, now);
-	if (e) {
-		if (e->status != SRD_OK) {
-			e->last_ns = now;
-			add_nak(p, h->psn, e->status);
-			ep->stats.err_nak_tx++;
-			return false;
-		}
-		if (h->payload_len) {
-			int st = ep->cb.rx_place(ep->user, e->handle, h->offset, payload,
-			                         h->payload_len);
-
-			if (st != SRD_OK) {
-				/* The target went away mid-message: its claim goes back (a receive
-				 * it took is returned), and this packet and the rest are refused. */
-				ep->cb.rx_abort(ep->user, e->handle);
-				e->handle = NULL;
-				e->status = (uint8_t)st;
-				e->last_ns = now;
-				add_nak(p, h->psn, e->status);
-				ep->stats.err_nak_tx++;
-				return false;
-			}
-		}
-		e->received += h->payload_len;
-		if (e->received == e->len) {
-			rxmsg_unlink(rx, e);
-			ep->stats.msgs_rx++;
-			ep->cb.rx_done(ep->user, e->handle, &e->info);
-			srd_pool_put(&p->ep->rxmsg_pool, e);
-		}
-		return true;
-	}
-
 	rx_msg_info(p, h, &info);
 	status = ep->cb.rx_claim(ep->user, &info, &handle);
-	if (status == SRD_REMOTE_RNR) {
-		add_nak(p, h->psn, SRD_REMOTE_RNR);
-		ep->stats.rnr_nak_tx++;
-		return false;
-	}
-	if (status != SRD_OK) {
-		/*
-		 * The message is refused as a whole: its later packets, and a copy of this
-		 * one sent again because our answer was lost, get the same answer without a
-		 * claim, so a receive consumed by the error is not claimed again (nor its
-		 * retransmission refused as RNR for want of it, for ever), and a write
-		 * refused for its access is not taken in part if the condition clears
-		 * meanwhile (an AH or MR created mid-message).
-		 */
-		e = rxmsg_add(rx, h, &info);
-		if (e) {
-			e->status = (uint8_t)status;
-			e->last_ns = now;
-		}
-		add_nak(p, h->psn, (uint8_t)status);
-		ep->stats.err_nak_tx++;
-		return false;
-	}
+	if (status == SRD_REMOTE_RNR)
+		return refuse(p, h, status);
+	if (status != SRD_OK)
+		return refuse_msg(p, h, &info, status, now);
 	if (h->payload_len == h->msg_len) {
 		/* The whole message in one packet: no bookkeeping needed. */
 		status = h->payload_len
@@ -357,15 +361,12 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 		             : SRD_OK;
 		if (status != SRD_OK) {
 			ep->cb.rx_abort(ep->user, handle);
-			add_nak(p, h->psn, (uint8_t)status);
-			ep->stats.err_nak_tx++;
-			return false;
+			return refuse(p, h, status);
 		}
-		ep->stats.msgs_rx++;
-		ep->cb.rx_done(ep->user, handle, &info);
+		complete(p, handle, &info);
 		return true;
 	}
-	e = rxmsg_add(rx, h, &info);
+	e = rxmsg_add(&p->rx, h, &info);
 	if (!e) {
 		ep->cb.rx_abort(ep->user, handle);
 		return false; /* out of memory: refuse quietly, the sender retries */
@@ -375,15 +376,30 @@ static bool accept(struct srd_peer *p, const struct srd_data_hdr *h, const uint8
 	e->last_ns = now;
 	status = ep->cb.rx_place(ep->user, handle, h->offset, payload, h->payload_len);
 	if (status != SRD_OK) {
-		rxmsg_unlink(rx, e);
-		srd_pool_put(&p->ep->rxmsg_pool, e);
+		rxmsg_unlink(&p->rx, e);
+		srd_pool_put(&ep->rxmsg_pool, e);
 		ep->cb.rx_abort(ep->user, handle);
-		add_nak(p, h->psn, (uint8_t)status);
-		ep->stats.err_nak_tx++;
-		return false;
+		return refuse(p, h, status);
 	}
 	e->received = h->payload_len;
 	return true;
+}
+
+/* New data in the window, by opcode. Returns true when the packet's bytes were taken. */
+static bool dispatch(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                     uint64_t now)
+{
+	struct srd_rxmsg *e;
+
+	if (h->opcode == SRD_OP_READ_RESP) {
+		/* An answer to one of our reads: the requester places it. */
+		srd_tx_on_answer(p, h, payload, now);
+		return true;
+	}
+	if (h->opcode == SRD_OP_READ_REQ)
+		return take_read(p, h, now);
+	e = rxmsg_find(&p->rx, h->msn);
+	return e ? place(p, e, h, payload, now) : claim(p, h, payload, now);
 }
 
 /* Messages the sender is done with (every packet acked or abandoned) are over: one
@@ -409,73 +425,88 @@ static void purge_passed(struct srd_peer *p)
 	}
 }
 
-void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
-                    uint64_t now)
+/*
+ * Stage one: is the packet from the incarnation of the sender we track, for the
+ * incarnation of us that runs? False when nothing of it is taken: one meant for an
+ * earlier incarnation of us earns a STALE answer, a straggler of an earlier
+ * incarnation of the sender is ignored, and a new incarnation resets the window.
+ */
+static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
-	uint32_t w = win(p);
 
-	ep->stats.data_rx++;
 	if (h->dst_epoch && h->dst_epoch != ep->epoch) {
-		/* Meant for an earlier incarnation of us: tell the sender, take nothing. */
 		rx->stale_pending = true;
 		rx->stale_dst_epoch = h->src_epoch;
 		ep->stats.stale_epoch_rx++;
-		return;
+		return false;
 	}
-	if (!rx->peer_epoch) {
-		rx_reset(p, h->src_epoch, h->horizon);
-	} else if (h->src_epoch != rx->peer_epoch) {
-		if (was_peer_epoch(rx, h->src_epoch)) {
-			ep->stats.stale_epoch_rx++;
-			return;
-		}
-		rx_reset(p, h->src_epoch, h->horizon);
+	if (rx->peer_epoch && h->src_epoch == rx->peer_epoch)
+		return true;
+	if (rx->peer_epoch && was_peer_epoch(rx, h->src_epoch)) {
+		ep->stats.stale_epoch_rx++;
+		return false;
 	}
-	rx->last_rx_ns = now;
-	/* The sender is alive: what we send it can name it at once, and a read of ours
-	 * waiting behind its traffic is not waiting on a dead peer. */
-	srd_tx_learn_epoch(p, h->src_epoch);
-	if (!list_empty(&p->tx.readq))
-		p->tx.last_progress_ns = now;
-	if (psn_lt(rx->cum, h->horizon)) {
-		advance_to(p, h->horizon);
+	rx_reset(p, h->src_epoch, h->horizon);
+	return true;
+}
+
+/* The sender's horizon: below it, nothing more will come (done or abandoned). */
+static void follow_horizon(struct srd_peer *p, uint32_t horizon)
+{
+	struct srd_rx *rx = &p->rx;
+
+	if (psn_lt(rx->cum, horizon)) {
+		advance_to(p, horizon);
 		slide(p);
 	}
-	if (psn_lt(rx->horizon, h->horizon)) {
-		rx->horizon = h->horizon;
+	if (psn_lt(rx->horizon, horizon)) {
+		rx->horizon = horizon;
 		purge_passed(p);
 	}
-	if (!h->dst_epoch) {
-		/* The sender does not know us yet: take nothing, tell it who we are. */
-		ep->stats.hello_rx++;
-		rx->ack_pending = true;
-		rx->ack_urgent = true;
-		rx->echo_psn = h->psn;
-		return;
-	}
+}
+
+/* An ack is owed for the packet: by ack_delay_ns, or at once from the second one. */
+static void owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+
 	if (!rx->ack_pending) {
 		rx->ack_pending = true;
-		rx->ack_due_ns = now + ep->cfg.ack_delay_ns;
+		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
 	}
 	rx->echo_psn = h->psn;
 	/* Every second packet is acked at once (the sender's window keeps moving). */
 	if (++rx->unacked >= 2)
 		rx->ack_urgent = true;
-	if (psn_lt(h->psn, rx->cum) || (h->psn - rx->cum < w && bit_get(rx, h->psn, w))) {
-		/* A duplicate: the sender missed our ack; answer now, twice, and count the
-		 * loss against the path that ack took (acks learn dead paths too). */
-		ep->stats.data_dup_rx++;
+}
+
+/* Stage two: new data inside the window? A duplicate means the sender missed our ack:
+ * answer now, twice, and count the loss against the path that ack took (acks learn
+ * dead paths too). Beyond the window the sender never sends: dropped. */
+static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+	uint32_t w = win(p);
+
+	if (psn_lt(h->psn, rx->cum) || (h->psn - rx->cum < w && srd_rx_bit(rx, h->psn, w))) {
+		p->ep->stats.data_dup_rx++;
 		rx->ack_urgent = true;
 		rx->ack_twice = true;
 		srd_path_on_rto(p, rx->ack_path, now);
-		return;
+		return false;
 	}
-	if (h->psn - rx->cum >= w)
-		return; /* beyond the window: the sender never sends this; drop */
-	if (accept(p, h, payload, now)) {
-		bit_set(rx, h->psn, w);
+	return h->psn - rx->cum < w;
+}
+
+/* The last stage: a taken packet is marked received; what the ack must say soon. */
+static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+
+	if (taken) {
+		bit_set(rx, h->psn, win(p));
 		if (!psn_lt(h->psn, rx->top))
 			rx->top = h->psn + 1;
 		slide(p);
@@ -486,134 +517,33 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		rx->ack_urgent = true; /* a hole below: SACK it now */
 	/* An ack waits for data to ride on only in a conversation: otherwise it goes now,
 	 * so it leaves before the application can even see the message. */
-	if (!p->tx.last_data_tx_ns || now - p->tx.last_data_tx_ns > ep->cfg.ack_hold_ns)
+	if (!srd_tx_conversing(p, now, p->ep->cfg.ack_hold_ns))
 		rx->ack_urgent = true;
 }
 
-void srd_flush_acks(struct srd_ep *ep)
-{
-	for (unsigned i = 0; i < SRD_PEER_HASH; i++)
-		for (struct srd_peer *p = ep->peers[i]; p; p = p->hnext)
-			if (p->rx.ack_pending) {
-				p->rx.ack_urgent = true;
-				srd_peer_mark_ready(p);
-			}
-}
-
-void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
+void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
+                    uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
 
-	/* Only a plain ack rides: no holes, no refusals, and both sides agree who we are. */
-	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
-	    !rx->peer_epoch || rx->peer_epoch != p->tx.peer_epoch)
+	p->ep->stats.data_rx++;
+	if (!from_current(p, h))
 		return;
-	h->flags |= SRD_DATA_F_ACK;
-	h->ack_cum = rx->cum;
-	h->ack_echo = rx->echo_psn;
-	rx->ack_pending = false;
-	rx->unacked = 0;
-	p->ep->stats.ack_piggybacked++;
-}
-
-bool srd_rx_has_work(const struct srd_peer *p, uint64_t now)
-{
-	const struct srd_rx *rx = &p->rx;
-
-	return rx->stale_pending || (rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns));
-}
-
-/* SACK runs above cum, lowest first: the first SRD_ACK_MAX_SACK of them. */
-static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
-{
-	const struct srd_rx *rx = &p->rx;
-	uint32_t w = win(p);
-	unsigned n = 0;
-	uint32_t run = 0, start = 0;
-	/* Only [cum, top) can hold bits: in order, that is nothing to scan. */
-	uint32_t span = rx->top - rx->cum < w ? rx->top - rx->cum : w;
-
-	for (uint32_t off = 1; off < span && n < SRD_ACK_MAX_SACK; off++) {
-		uint32_t psn = rx->cum + off;
-		uint32_t i = psn & (w - 1);
-		uint64_t word = rx->bitmap[i / 64];
-
-		/* Skip empty words quickly. */
-		if (!run && (i % 64) == 0 && word == 0 && off + 63 < w) {
-			off += 63;
-			continue;
-		}
-		if ((word >> (i % 64)) & 1) {
-			if (!run)
-				start = psn;
-			run++;
-		} else if (run) {
-			out[n++] = (struct srd_sack){start, run};
-			run = 0;
-		}
+	rx->last_rx_ns = now;
+	/* The sender is alive: what we send it can name it at once. */
+	srd_tx_heard(p, h->src_epoch, now);
+	follow_horizon(p, h->horizon);
+	if (!h->dst_epoch) {
+		/* The sender does not know us yet: take nothing, tell it who we are. */
+		p->ep->stats.hello_rx++;
+		rx->ack_pending = true;
+		rx->ack_urgent = true;
+		rx->echo_psn = h->psn;
+		return;
 	}
-	if (run && n < SRD_ACK_MAX_SACK)
-		out[n++] = (struct srd_sack){start, run};
-	return n;
-}
-
-int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
-{
-	struct srd_ep *ep = p->ep;
-	struct srd_rx *rx = &p->rx;
-	struct srd_ack_hdr a;
-	bool second = false;
-
-	if (!rx->stale_pending && !(rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns)))
-		return 0;
-	memset(&a, 0, sizeof(a));
-	a.src_port = ep->cfg.local_port;
-	a.src_epoch = ep->epoch;
-	if (rx->stale_pending) {
-		a.flags = SRD_ACK_F_STALE;
-		a.dst_epoch = rx->stale_dst_epoch;
-		rx->stale_pending = false;
-	} else {
-		a.dst_epoch = rx->peer_epoch;
-		a.cum = rx->cum;
-		a.echo_psn = rx->echo_psn;
-		a.nsack = (uint8_t)build_sacks(p, a.sack);
-		rx->ack_urgent = false;
-		rx->unacked = 0;
-		/* Refusals in turn, SRD_ACK_MAX_NAK per ack; RNR ones are said once, errors
-		 * stay until the horizon passes them. */
-		if (rx->nnaks) {
-			uint32_t start = rx->nak_next % rx->nnaks;
-
-			while (a.nnak < SRD_ACK_MAX_NAK && a.nnak < rx->nnaks) {
-				struct srd_rx_nak *n = &rx->naks[(start + a.nnak) % rx->nnaks];
-
-				a.nak[a.nnak++] = (struct srd_nak){n->psn, n->status};
-				n->said = true;
-			}
-			rx->nak_next = start + a.nnak;
-			for (uint32_t i = 0; i < rx->nnaks;) {
-				if (rx->naks[i].status == SRD_REMOTE_RNR && rx->naks[i].said)
-					rx->naks[i] = rx->naks[--rx->nnaks];
-				else
-					i++;
-			}
-		}
-		/* After a lost ack, the same again at once on another path. */
-		second = rx->ack_twice;
-		rx->ack_pending = rx->ack_twice;
-		rx->ack_twice = false;
-	}
-	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
-	/* An ack takes the path our own data last got through on toward this peer; the
-	 * repeat of a lost one tries the next in turn. */
-	out->path =
-	    second ? srd_path_pick(p, now, rx->ack_path) : srd_path_pick_proven(p, now, UINT32_MAX);
-	rx->ack_path = out->path;
-	out->cookie = NULL;
-	out->offset = out->len = 0;
-	ep->stats.ack_tx++;
-	return 1;
+	owe_ack(p, h, now);
+	if (in_window(p, h, now))
+		record(p, h, dispatch(p, h, payload, now), now);
 }
 
 /* A refused message is remembered this many peer timeouts after its last packet. */
@@ -707,7 +637,7 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
 	 * exactly what srd_rx_on_data goes on to accept. Anything else (a duplicate, a
 	 * straggler of a restarted sender, a hello) takes the ordinary path. */
 	if (h->dst_epoch != ep->epoch || !rx->peer_epoch || h->src_epoch != rx->peer_epoch ||
-	    psn_lt(h->psn, rx->cum) || h->psn - rx->cum >= w || bit_get(rx, h->psn, w))
+	    psn_lt(h->psn, rx->cum) || h->psn - rx->cum >= w || srd_rx_bit(rx, h->psn, w))
 		return SRD_DIRECT_NONE;
 	if (h->opcode == SRD_OP_WRITE) {
 		const struct srd_rxmsg *e = rxmsg_find(rx, h->msn);
@@ -726,13 +656,11 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
 		return SRD_DIRECT_WRITE;
 	}
 	if (h->opcode == SRD_OP_READ_RESP && !h->status) {
-		for (struct list_node *l = p->tx.readq.next; l != &p->tx.readq; l = l->next) {
-			const struct srd_msg *m = container_of(l, struct srd_msg, link);
+		const struct srd_msg *m = srd_tx_find_read(p, h->read_msn, h->msg_len);
 
-			if (m->msn == h->read_msn && h->msg_len == m->d.len) {
-				*cookie = m->cookie;
-				return SRD_DIRECT_ANSWER;
-			}
+		if (m) {
+			*cookie = m->cookie;
+			return SRD_DIRECT_ANSWER;
 		}
 	}
 	return SRD_DIRECT_NONE;

@@ -264,18 +264,56 @@ struct srd_ep {
 	struct srd_pool msg_pool, rxmsg_pool;
 };
 
+/* ---- small helpers every file of the core uses ------------------------------------- */
+
+static inline struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a)
+{
+	for (struct srd_peer *p = ep->peers[srd_addr_hash(a->ip, a->port) % SRD_PEER_HASH]; p;
+	     p = p->hnext)
+		if (p->addr.ip == a->ip && p->addr.port == a->port)
+			return p;
+	return NULL;
+}
+
+/* Puts the peer in the endpoint's round robin of peers with something to send. */
+static inline void srd_peer_mark_ready(struct srd_peer *p)
+{
+	if (!list_linked(&p->ready))
+		list_add_tail(&p->ep->ready, &p->ready);
+}
+
+/* The receive window's bits, one per PSN, indexed PSN & (window - 1). */
+static inline bool srd_rx_bit(const struct srd_rx *rx, uint32_t psn, uint32_t window)
+{
+	uint32_t i = psn & (window - 1);
+
+	return (rx->bitmap[i / 64] >> (i % 64)) & 1;
+}
+
+/*
+ * The files of the core call each other in one direction only:
+ *   endpoint.c -> responder.c -> requester.c -> ack.c -> path.c, cc.c, wire.c
+ * (the endpoint dispatches; the responder hands answers to our reads, and the answers
+ * it owes, to the requester; data packets carry the responder's ack).
+ */
+
 /* endpoint.c */
-struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a);
-void srd_peer_mark_ready(struct srd_peer *p);
 void srd_peer_update_deadline(struct srd_peer *p, uint64_t now);
 
-/* endpoint.c */
+/* requester.c: messages, their packets and their acknowledgements */
+/* The answer to a peer's read: a message of our own, back to the requester. NULL when
+ * out of memory. */
 struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t len, uint8_t status,
                                 void *cookie, uint64_t now);
-
-/* requester.c */
+/* Our read of that number and length waiting for its answer, or NULL. */
+struct srd_msg *srd_tx_find_read(struct srd_peer *p, uint32_t read_msn, uint32_t len);
+/* Bytes (or the refusal) answering one of our reads. */
 void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                       uint64_t now);
+/* Data came from the peer's incarnation `epoch`: it is alive and knows us. */
+void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now);
+/* Did we send the peer data within the last `hold_ns` (a conversation)? */
+bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns);
 void srd_tx_init(struct srd_peer *p);
 /* The peer's packet ring, made on first use; false when out of memory. */
 bool srd_tx_ring(struct srd_peer *p);
@@ -289,17 +327,22 @@ void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now);
 /* We now know which incarnation of the peer we talk to (from its ack or its data). */
 void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch);
 
-/* responder.c */
-int srd_rx_init(struct srd_peer *p);
+/* responder.c: data packets in, messages built in place */
+/* The peer's receive window; false when out of memory. */
+bool srd_rx_init(struct srd_peer *p);
 void srd_rx_free(struct srd_peer *p);
 void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                     uint64_t now);
+void srd_rx_expiry(struct srd_peer *p, uint64_t now);
+uint64_t srd_rx_deadline(const struct srd_peer *p);
+
+/* ack.c: what the responder tells the sender */
+/* Is an ack (or a STALE answer) due now? */
 bool srd_rx_has_work(const struct srd_peer *p, uint64_t now);
 /* Fills a data header's piggybacked ack when a plain one is due (and clears it). */
 void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h);
+/* Writes the ack due now: 1 and *out filled, 0 when none is due. */
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
-void srd_rx_expiry(struct srd_peer *p, uint64_t now);
-uint64_t srd_rx_deadline(const struct srd_peer *p);
 
 /* path.c */
 void srd_paths_init(struct srd_peer *p);

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the responder tells the sender: cumulative acks with SACK runs, the refusals
+ * (NAKs) still owed, and the STALE answer to a packet meant for an earlier
+ * incarnation of us. The responder (responder.c) only records what is owed; this file
+ * decides when it goes and writes it, alone or riding on our own data.
+ *
+ * An ack waits ack_delay_ns for data to ride on, but only in a conversation; holes,
+ * duplicates, refusals and every second packet make it urgent. RNR refusals are said
+ * once (the sender's timer covers their loss); error refusals are repeated, in turn,
+ * in every ack until the sender's horizon passes them.
+ */
+#include <string.h>
+
+#include "srd_impl.h"
+
+void srd_flush_acks(struct srd_ep *ep)
+{
+	for (unsigned i = 0; i < SRD_PEER_HASH; i++)
+		for (struct srd_peer *p = ep->peers[i]; p; p = p->hnext)
+			if (p->rx.ack_pending) {
+				p->rx.ack_urgent = true;
+				srd_peer_mark_ready(p);
+			}
+}
+
+void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
+{
+	struct srd_rx *rx = &p->rx;
+
+	/* Only a plain ack rides: no holes, no refusals, and both sides agree who we are. */
+	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
+	    !rx->peer_epoch || rx->peer_epoch != p->tx.peer_epoch)
+		return;
+	h->flags |= SRD_DATA_F_ACK;
+	h->ack_cum = rx->cum;
+	h->ack_echo = rx->echo_psn;
+	rx->ack_pending = false;
+	rx->unacked = 0;
+	p->ep->stats.ack_piggybacked++;
+}
+
+bool srd_rx_has_work(const struct srd_peer *p, uint64_t now)
+{
+	const struct srd_rx *rx = &p->rx;
+
+	return rx->stale_pending || (rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns));
+}
+
+/* SACK runs above cum, lowest first: the first SRD_ACK_MAX_SACK of them. */
+static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
+{
+	const struct srd_rx *rx = &p->rx;
+	uint32_t w = p->ep->cfg.window;
+	unsigned n = 0;
+	uint32_t run = 0, start = 0;
+	/* Only [cum, top) can hold bits: in order, that is nothing to scan. */
+	uint32_t span = rx->top - rx->cum < w ? rx->top - rx->cum : w;
+
+	for (uint32_t off = 1; off < span && n < SRD_ACK_MAX_SACK; off++) {
+		uint32_t psn = rx->cum + off;
+		uint32_t i = psn & (w - 1);
+		uint64_t word = rx->bitmap[i / 64];
+
+		/* Skip empty words quickly. */
+		if (!run && (i % 64) == 0 && word == 0 && off + 63 < w) {
+			off += 63;
+			continue;
+		}
+		if ((word >> (i % 64)) & 1) {
+			if (!run)
+				start = psn;
+			run++;
+		} else if (run) {
+			out[n++] = (struct srd_sack){start, run};
+			run = 0;
+		}
+	}
+	if (run && n < SRD_ACK_MAX_SACK)
+		out[n++] = (struct srd_sack){start, run};
+	return n;
+}
+
+/* Refusals in turn, SRD_ACK_MAX_NAK per ack; RNR ones are said once, errors stay
+ * until the horizon passes them. */
+static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
+{
+	uint32_t start;
+
+	if (!rx->nnaks)
+		return;
+	start = rx->nak_next % rx->nnaks;
+	while (a->nnak < SRD_ACK_MAX_NAK && a->nnak < rx->nnaks) {
+		struct srd_rx_nak *n = &rx->naks[(start + a->nnak) % rx->nnaks];
+
+		a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
+		n->said = true;
+	}
+	rx->nak_next = start + a->nnak;
+	for (uint32_t i = 0; i < rx->nnaks;) {
+		if (rx->naks[i].status == SRD_REMOTE_RNR && rx->naks[i].said)
+			rx->naks[i] = rx->naks[--rx->nnaks];
+		else
+			i++;
+	}
+}
+
+/* A plain ack's contents; returns whether it must go again at once (a lost ack). */
+static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a)
+{
+	struct srd_rx *rx = &p->rx;
+	bool second = rx->ack_twice;
+
+	a->dst_epoch = rx->peer_epoch;
+	a->cum = rx->cum;
+	a->echo_psn = rx->echo_psn;
+	a->nsack = (uint8_t)build_sacks(p, a->sack);
+	rx->ack_urgent = false;
+	rx->unacked = 0;
+	take_naks(rx, a);
+	/* After a lost ack, the same again at once on another path. */
+	rx->ack_pending = rx->ack_twice;
+	rx->ack_twice = false;
+	return second;
+}
+
+int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
+{
+	struct srd_ep *ep = p->ep;
+	struct srd_rx *rx = &p->rx;
+	struct srd_ack_hdr a;
+	bool second = false;
+
+	if (!srd_rx_has_work(p, now))
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.src_port = ep->cfg.local_port;
+	a.src_epoch = ep->epoch;
+	if (rx->stale_pending) {
+		a.flags = SRD_ACK_F_STALE;
+		a.dst_epoch = rx->stale_dst_epoch;
+		rx->stale_pending = false;
+	} else {
+		second = build_ack(p, &a);
+	}
+	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
+	/* An ack takes the path our own data last got through on toward this peer; the
+	 * repeat of a lost one tries the next in turn. */
+	out->path =
+	    second ? srd_path_pick(p, now, rx->ack_path) : srd_path_pick_proven(p, now, UINT32_MAX);
+	rx->ack_path = out->path;
+	out->cookie = NULL;
+	out->offset = out->len = 0;
+	ep->stats.ack_tx++;
+	return 1;
+}
