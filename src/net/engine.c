@@ -241,7 +241,7 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	if (err) {
 		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
 		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);
-		if (err == SRD_WIRE_ERR_VERSION)
+		if (err == SRD_ERR_VERSION)
 			c->rx_bad_version++;
 		else
 			c->rx_malformed++;

@@ -4,7 +4,6 @@
  * robin over peers that have packets to send, and a min-heap of peer deadlines so the
  * caller services one timer however many peers there are.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,7 +267,7 @@ static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *fro
 	a.port = h->src_port;
 	p = srd_peer_get(ep, &a);
 	if (!p)
-		return -ENOMEM;
+		return SRD_ERR_NOMEM;
 	if (h->flags & SRD_DATA_F_ACK) {
 		struct srd_ack_hdr ack;
 
@@ -296,7 +295,7 @@ int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *f
 	if (err)
 		return err;
 	if (hdr_len != srd_data_hdr_len(h.opcode))
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	return read_data(ep, now, from, &h, payload);
 }
 
@@ -326,11 +325,11 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, c
 		/* An ack names data we sent: a peer we do not know gets nothing from it. */
 		p = srd_peer_find(ep, &a);
 		if (!p)
-			return SRD_WIRE_ERR_FORMAT;
+			return SRD_ERR_UNKNOWN_PEER;
 		ep->stats.ack_rx++;
 		srd_tx_on_ack(p, &h, now);
 	} else {
-		return type < 0 ? type : SRD_WIRE_ERR_TYPE;
+		return type < 0 ? type : SRD_ERR_TYPE;
 	}
 	peer_done(p, now);
 	return 0;

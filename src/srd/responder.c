@@ -225,6 +225,11 @@ static struct srd_rxmsg *rxmsg_add(struct srd_rx *rx, const struct srd_data_hdr 
 	return e;
 }
 
+/* rx_msg_info hands the wire opcode on as the message kind: they must agree. */
+_Static_assert((int)SRD_MSG_SEND == (int)SRD_OP_SEND && (int)SRD_MSG_WRITE == (int)SRD_OP_WRITE &&
+                   (int)SRD_MSG_WRITE_IMM == (int)SRD_OP_WRITE_IMM,
+               "SEND, WRITE and WRITE_IMM have one number on the wire and in the API");
+
 /* What the owner hears of an arriving message, from its first packet's header. */
 static void rx_msg_info(const struct srd_peer *p, const struct srd_data_hdr *h,
                         struct srd_rx_msg *info)

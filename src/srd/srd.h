@@ -35,6 +35,21 @@ enum srd_status {
 	SRD_LOCAL_UNREACH_REMOTE = 15,
 };
 
+/*
+ * Why the core refused an input: the negative returns of srd_read_pkt and of the wire
+ * decoders (wire.h), which share them. Every public function below says which it
+ * returns.
+ */
+enum srd_err {
+	SRD_ERR_SHORT = -1,        /* shorter than its header or its stated length */
+	SRD_ERR_MAGIC = -2,        /* not a softefa packet */
+	SRD_ERR_VERSION = -3,      /* a softefa packet of a version we do not speak */
+	SRD_ERR_TYPE = -4,         /* unknown packet type */
+	SRD_ERR_FORMAT = -5,       /* reserved bits set or lengths inconsistent */
+	SRD_ERR_NOMEM = -6,        /* no memory for the state the packet needs: not taken */
+	SRD_ERR_UNKNOWN_PEER = -7, /* an ack from an engine we never sent to */
+};
+
 /* Spreads (address, port) keys over hash buckets; the engine's tables use it too. */
 static inline uint32_t srd_addr_hash(uint32_t ip, uint32_t port)
 {
@@ -158,7 +173,9 @@ struct srd_msg;
  */
 struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbacks *cb, void *user,
                           uint64_t seed);
+/* Frees the endpoint and every peer, with no callback (the caller owns the cookies). */
 void srd_ep_del(struct srd_ep *ep);
+/* Our incarnation: a random nonzero number, new with every endpoint. */
 uint32_t srd_ep_epoch(const struct srd_ep *ep);
 
 /* The peer state for addr, created on first use. NULL when out of memory. */
@@ -171,7 +188,8 @@ struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr);
  */
 struct srd_msg *srd_send(struct srd_ep *ep, struct srd_peer *peer, const struct srd_msg_desc *d,
                          void *cookie, uint64_t now);
-/* Forgets a message that has not completed (its QP flushed or went away): no tx_done. */
+/* Forgets a message that has not completed (its QP flushed or went away): no tx_done.
+ * Nothing to return: a finished message is left as it is. */
 void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m);
 /*
  * Fails a message whose bytes cannot be read any more (its memory was deregistered):
@@ -187,7 +205,8 @@ void srd_msg_fail(struct srd_ep *ep, struct srd_msg *m, int status, uint64_t now
  */
 void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), void *arg);
 
-/* Makes every held acknowledgement due now (before the process goes away). */
+/* Makes every held acknowledgement due now (before the process goes away); srd_write_pkt
+ * then produces them. */
 void srd_flush_acks(struct srd_ep *ep);
 
 /*
@@ -203,7 +222,13 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
                   struct srd_rx_msg *info, void **cookie);
 /*
  * Feeds one received datagram (srd_read_pkt), or a data packet whose header and
- * payload lie apart (srd_read_pkt_split). 0, or a negative srd_wire_err when dropped.
+ * payload lie apart (srd_read_pkt_split). Returns 0 when the packet was processed
+ * (a duplicate, a straggler or a refusal is processed too: srd_stats counts it), or,
+ * when it was dropped untouched:
+ *   SRD_ERR_SHORT, _MAGIC, _VERSION, _FORMAT  it does not decode (wire.h);
+ *   SRD_ERR_TYPE          not a data packet or an ack (a UD datagram is the caller's);
+ *   SRD_ERR_NOMEM         no memory for the sender's state;
+ *   SRD_ERR_UNKNOWN_PEER  an ack from an engine we hold no state for.
  */
 int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
                        const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
@@ -230,6 +255,8 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out);
 
 /* The next time srd_handle_expiry() has work, or UINT64_MAX. */
 uint64_t srd_expiry(const struct srd_ep *ep);
+/* Runs every timer due by now (retransmissions, RNR waits, held acks, peer timeouts);
+ * packets it makes due come out of srd_write_pkt. */
 void srd_handle_expiry(struct srd_ep *ep, uint64_t now);
 
 /* Counters of the core (for the engine's published counters and tests). */
@@ -245,6 +272,7 @@ struct srd_stats {
 	uint64_t msgs_abandoned_rx; /* partly received, then given up by their sender */
 	uint64_t msgs_silent_rx;    /* partly received, then their sender fell silent */
 };
+/* The endpoint's counters, live (valid until srd_ep_del). */
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
 /*
  * Data packets sent and not yet acknowledged, lost or refused, to every peer: how deep
@@ -266,6 +294,7 @@ struct srd_peer_info {
 	uint64_t path_tx[64]; /* data packets sent on each path */
 	bool path_up[64];
 };
+/* Fills *info (every field; paths beyond npaths are zero). */
 void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info);
 
 #endif

@@ -205,23 +205,41 @@ static struct reasm_slot *take(struct srd_reasm *r, uint64_t now)
 	return old;
 }
 
-int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_src *src, const struct srd_ud_hdr *h,
-                   const struct srd_ud_frag *f, const uint8_t *payload, uint64_t now,
-                   struct srd_ud_hdr *hdr, const uint8_t **msg)
+/* A slot for a message's first piece to arrive, with its buffers; NULL without memory. */
+static struct reasm_slot *open_slot(struct srd_reasm *r, const struct reasm_key *k,
+                                    const struct srd_ud_hdr *h, uint32_t msg_len, uint64_t now)
 {
-	const struct reasm_key key = {src->ip, src->port, f->src_epoch, f->msg_id};
-	const struct reasm_key *k = &key;
-	struct reasm_sender *w = sender_find(r, k);
-	struct reasm_slot *s;
-	uint32_t had;
+	struct reasm_slot *s = take(r, now);
 
-	/* A message of this sender's handed over already (a piece late or duplicated), or
-	 * older than its window: never a second time. */
-	if (w && sender_done(w, f->msg_id)) {
-		r->stats.dups++;
-		return SRD_REASM_DUP;
+	if (!s)
+		return NULL;
+	if (!s->buf) {
+		s->buf = malloc(r->max_msg);
+		s->have = malloc(((size_t)r->max_msg + 63) / 64 * sizeof(uint64_t));
+		if (!s->buf || !s->have) {
+			free(s->buf);
+			free(s->have);
+			s->buf = NULL;
+			s->have = NULL;
+			return NULL;
+		}
 	}
-	s = find(r, k);
+	s->busy = true;
+	s->key = *k;
+	s->hdr = *h;
+	s->msg_len = msg_len;
+	s->received = 0;
+	s->since = now;
+	memset(s->have, 0, ((size_t)msg_len + 63) / 64 * sizeof(uint64_t));
+	return s;
+}
+
+/* The slot of the message a piece belongs to, found or opened; *err says why not. */
+static struct reasm_slot *slot_for(struct srd_reasm *r, const struct reasm_key *k,
+                                   const struct srd_ud_hdr *h, const struct srd_ud_frag *f,
+                                   uint64_t now, int *err)
+{
+	struct reasm_slot *s = find(r, k);
 
 	if (s && now - s->since > r->timeout_ns) {
 		/* Too late for that message: this piece cannot revive it. */
@@ -233,31 +251,33 @@ int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_src *src, const s
 		if (s)
 			s->busy = false;
 		r->stats.bad++;
-		return SRD_REASM_BAD;
+		*err = SRD_REASM_BAD;
+		return NULL;
 	}
-	if (!s) {
-		s = take(r, now);
-		if (!s)
-			return SRD_REASM_NOMEM;
-		if (!s->buf) {
-			s->buf = malloc(r->max_msg);
-			s->have = malloc(((size_t)r->max_msg + 63) / 64 * sizeof(uint64_t));
-			if (!s->buf || !s->have) {
-				free(s->buf);
-				free(s->have);
-				s->buf = NULL;
-				s->have = NULL;
-				return SRD_REASM_NOMEM;
-			}
-		}
-		s->busy = true;
-		s->key = *k;
-		s->hdr = *h;
-		s->msg_len = f->msg_len;
-		s->received = 0;
-		s->since = now;
-		memset(s->have, 0, ((size_t)f->msg_len + 63) / 64 * sizeof(uint64_t));
+	if (!s && !(s = open_slot(r, k, h, f->msg_len, now)))
+		*err = SRD_REASM_NOMEM;
+	return s;
+}
+
+int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_src *src, const struct srd_ud_hdr *h,
+                   const struct srd_ud_frag *f, const uint8_t *payload, uint64_t now,
+                   struct srd_ud_hdr *hdr, const uint8_t **msg)
+{
+	const struct reasm_key key = {src->ip, src->port, f->src_epoch, f->msg_id};
+	struct reasm_sender *w = sender_find(r, &key);
+	struct reasm_slot *s;
+	uint32_t had;
+	int err = 0;
+
+	/* A message of this sender's handed over already (a piece late or duplicated), or
+	 * older than its window: never a second time. */
+	if (w && sender_done(w, f->msg_id)) {
+		r->stats.dups++;
+		return SRD_REASM_DUP;
 	}
+	s = slot_for(r, &key, h, f, now, &err);
+	if (!s)
+		return err;
 	had = bits_set(s->have, f->offset, h->payload_len);
 	if (had == h->payload_len) {
 		r->stats.dups++;
@@ -276,7 +296,7 @@ int srd_reasm_feed(struct srd_reasm *r, const struct srd_reasm_src *src, const s
 		return SRD_REASM_MORE;
 	s->busy = false;
 	r->stats.done++;
-	sender_complete(r, k, now);
+	sender_complete(r, &key, now);
 	*hdr = s->hdr;
 	hdr->payload_len = s->msg_len;
 	*msg = s->buf;

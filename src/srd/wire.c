@@ -33,13 +33,13 @@ static inline uint32_t get32(const uint8_t *p)
 int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 {
 	if (len < 4)
-		return SRD_WIRE_ERR_SHORT;
+		return SRD_ERR_SHORT;
 	if (get16(pkt) != SRD_WIRE_MAGIC)
-		return SRD_WIRE_ERR_MAGIC;
+		return SRD_ERR_MAGIC;
 	if (pkt[2] != SRD_WIRE_VERSION)
-		return SRD_WIRE_ERR_VERSION;
+		return SRD_ERR_VERSION;
 	if (pkt[3] < SRD_PKT_UD || pkt[3] > SRD_PKT_UD_FRAG)
-		return SRD_WIRE_ERR_TYPE;
+		return SRD_ERR_TYPE;
 	return pkt[3];
 }
 
@@ -84,9 +84,9 @@ static int get_ud(const uint8_t *pkt, size_t len, int want, size_t hdr_len, stru
 	if (type < 0)
 		return type;
 	if (type != want)
-		return SRD_WIRE_ERR_TYPE;
+		return SRD_ERR_TYPE;
 	if (len < hdr_len)
-		return SRD_WIRE_ERR_SHORT;
+		return SRD_ERR_SHORT;
 	h->src_port = get16(pkt + 4);
 	h->dst_qpn = get16(pkt + 6);
 	h->src_qpn = get16(pkt + 8);
@@ -96,11 +96,11 @@ static int get_ud(const uint8_t *pkt, size_t len, int want, size_t hdr_len, stru
 	h->imm = get32(pkt + 16);
 	h->payload_len = get16(pkt + 20);
 	if (get16(pkt + 22) != 0 || (h->flags & ~SRD_UD_F_IMM))
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	if (len - hdr_len != h->payload_len)
-		return len - hdr_len < h->payload_len ? SRD_WIRE_ERR_SHORT : SRD_WIRE_ERR_FORMAT;
+		return len - hdr_len < h->payload_len ? SRD_ERR_SHORT : SRD_ERR_FORMAT;
 	if (h->src_port == 0)
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	return 0;
 }
 
@@ -141,7 +141,7 @@ int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, str
 	f->offset = get16(pkt + 34);
 	/* A piece is never empty and lies inside its message. */
 	if (h->payload_len == 0 || (uint32_t)f->offset + h->payload_len > f->msg_len)
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	*payload = pkt + SRD_UD_FRAG_HDR_LEN;
 	return 0;
 }
@@ -202,9 +202,9 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 	if (type < 0)
 		return type;
 	if (type != SRD_PKT_DATA)
-		return SRD_WIRE_ERR_TYPE;
+		return SRD_ERR_TYPE;
 	if (avail < SRD_DATA_HDR_LEN || len < avail)
-		return SRD_WIRE_ERR_SHORT;
+		return SRD_ERR_SHORT;
 	h->src_port = get16(pkt + 4);
 	h->flags = pkt[6];
 	h->path = pkt[7];
@@ -227,10 +227,10 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 	h->status = pkt[60];
 	if (pkt[61] || pkt[62] || pkt[63] || (h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK)) ||
 	    h->opcode > SRD_OP_READ_RESP)
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	hl = srd_data_hdr_len(h->opcode);
 	if (avail < hl)
-		return SRD_WIRE_ERR_SHORT;
+		return SRD_ERR_SHORT;
 	h->rkey = 0;
 	h->raddr = 0;
 	h->read_msn = 0;
@@ -240,19 +240,19 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 		h->read_msn = get32(pkt + 76);
 	}
 	if (len - hl != h->payload_len)
-		return len - hl < h->payload_len ? SRD_WIRE_ERR_SHORT : SRD_WIRE_ERR_FORMAT;
+		return len - hl < h->payload_len ? SRD_ERR_SHORT : SRD_ERR_FORMAT;
 	/* A read request carries no bytes; a refused read answer neither. Only answers
 	 * carry a status or a request number. */
 	if ((h->opcode == SRD_OP_READ_REQ && h->payload_len) ||
 	    (h->opcode == SRD_OP_READ_RESP && h->status && h->payload_len) ||
 	    (h->opcode != SRD_OP_READ_RESP && (h->status || h->read_msn)))
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	/* The payload lies inside the message; only an empty message (or a read request,
 	 * or a refused read answer) has an empty packet. */
 	if (h->src_port == 0 || h->src_epoch == 0 || h->offset > h->msg_len ||
 	    h->payload_len > h->msg_len - h->offset ||
 	    (h->payload_len == 0 && h->msg_len != 0 && h->opcode != SRD_OP_READ_REQ && !h->status))
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	return 0;
 }
 
@@ -306,9 +306,9 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	if (type < 0)
 		return type;
 	if (type != SRD_PKT_ACK)
-		return SRD_WIRE_ERR_TYPE;
+		return SRD_ERR_TYPE;
 	if (len < SRD_ACK_HDR_LEN)
-		return SRD_WIRE_ERR_SHORT;
+		return SRD_ERR_SHORT;
 	h->src_port = get16(pkt + 4);
 	h->nsack = pkt[6];
 	h->nnak = pkt[7];
@@ -318,27 +318,26 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	h->echo_psn = get32(pkt + 20);
 	h->flags = pkt[24];
 	if (h->nsack > SRD_ACK_MAX_SACK || h->nnak > SRD_ACK_MAX_NAK)
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	/* Counts are bounded first, so this length cannot overflow. */
 	if (len != SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak))
-		return len < SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak)
-		           ? SRD_WIRE_ERR_SHORT
-		           : SRD_WIRE_ERR_FORMAT;
+		return len < SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak) ? SRD_ERR_SHORT
+		                                                                 : SRD_ERR_FORMAT;
 	if (h->src_port == 0 || h->src_epoch == 0 || (h->flags & ~SRD_ACK_F_STALE) || pkt[25] ||
 	    pkt[26] || pkt[27])
-		return SRD_WIRE_ERR_FORMAT;
+		return SRD_ERR_FORMAT;
 	p = pkt + SRD_ACK_HDR_LEN;
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {
 		h->sack[i].start = get32(p);
 		h->sack[i].len = get32(p + 4);
 		if (h->sack[i].len == 0)
-			return SRD_WIRE_ERR_FORMAT;
+			return SRD_ERR_FORMAT;
 	}
 	for (unsigned i = 0; i < h->nnak; i++, p += 8) {
 		h->nak[i].psn = get32(p);
 		h->nak[i].status = p[4];
 		if (p[5] || p[6] || p[7] || h->nak[i].status == 0)
-			return SRD_WIRE_ERR_FORMAT;
+			return SRD_ERR_FORMAT;
 	}
 	return 0;
 }

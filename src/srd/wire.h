@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "srd.h"
+
 #define SRD_WIRE_MAGIC   0x5efau
 #define SRD_WIRE_VERSION 1u
 
@@ -56,7 +58,7 @@ struct srd_ud_frag {
 
 /* Writes the header of a piece (payload_len in h is the piece's); returns its length. */
 size_t srd_ud_frag_encode(uint8_t *buf, const struct srd_ud_hdr *h, const struct srd_ud_frag *f);
-/* Decodes a whole piece: 0 and *payload (h->payload_len bytes), or an srd_wire_err. */
+/* Decodes a whole piece: 0 and *payload (h->payload_len bytes), or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, struct srd_ud_frag *f,
                        const uint8_t **payload);
 
@@ -163,16 +165,7 @@ struct srd_ack_hdr {
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h);
 int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h);
 
-/* Errors returned by decoders (negative). */
-enum srd_wire_err {
-	SRD_WIRE_ERR_SHORT = -1,   /* shorter than its header or its stated length */
-	SRD_WIRE_ERR_MAGIC = -2,   /* not a softefa packet */
-	SRD_WIRE_ERR_VERSION = -3, /* a softefa packet of a version we do not speak */
-	SRD_WIRE_ERR_TYPE = -4,    /* unknown packet type */
-	SRD_WIRE_ERR_FORMAT = -5,  /* reserved bits set or lengths inconsistent */
-};
-
-/* Reads the common prefix. Returns the packet type (> 0) or an srd_wire_err. */
+/* Reads the common prefix. Returns the packet type (> 0) or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_wire_peek_type(const uint8_t *pkt, size_t len);
 
 /* Writes the UD header into buf (at least SRD_UD_HDR_LEN bytes); returns its length. */
@@ -180,7 +173,7 @@ size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h);
 
 /*
  * Decodes a whole UD datagram. On success returns 0 and sets *payload to the bytes
- * after the header (exactly h->payload_len of them). Returns an srd_wire_err otherwise.
+ * after the header (exactly h->payload_len of them). Returns an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT) otherwise.
  */
 int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const uint8_t **payload);
 

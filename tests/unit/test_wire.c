@@ -54,7 +54,7 @@ static void test_truncated(void)
 	for (size_t n = 0; n < len; n++)
 		CHECK(srd_ud_decode(buf, n, &h, &payload) < 0);
 	/* Trailing bytes beyond the stated length are rejected too. */
-	CHECK_EQ(srd_ud_decode(buf, len + 1, &h, &payload), SRD_WIRE_ERR_FORMAT);
+	CHECK_EQ(srd_ud_decode(buf, len + 1, &h, &payload), SRD_ERR_FORMAT);
 }
 
 static void test_malformed(void)
@@ -66,27 +66,27 @@ static void test_malformed(void)
 
 	len = build(buf, 8);
 	buf[0] ^= 0xff;
-	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_WIRE_ERR_MAGIC);
+	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_ERR_MAGIC);
 
 	len = build(buf, 8);
 	buf[2] = 2;
-	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_WIRE_ERR_VERSION);
+	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_ERR_VERSION);
 
 	len = build(buf, 8);
 	buf[3] = 0x7f;
-	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_WIRE_ERR_TYPE);
+	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_ERR_TYPE);
 
 	len = build(buf, 8);
 	buf[10] = 0x80; /* unknown flag */
-	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_WIRE_ERR_FORMAT);
+	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_ERR_FORMAT);
 
 	len = build(buf, 8);
 	buf[23] = 1; /* reserved */
-	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_WIRE_ERR_FORMAT);
+	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_ERR_FORMAT);
 
 	len = build(buf, 8);
 	buf[4] = buf[5] = 0; /* no sender identity */
-	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_WIRE_ERR_FORMAT);
+	CHECK_EQ(srd_ud_decode(buf, len, &h, &payload), SRD_ERR_FORMAT);
 }
 
 /* Random bytes (seeded): the decoder never crashes and accepts only what re-encodes. */
@@ -147,18 +147,18 @@ static void test_piece(void)
 	CHECK_EQ(g.offset, 8828);
 	CHECK(payload == buf + SRD_UD_FRAG_HDR_LEN);
 	/* A piece is no whole UD datagram, nor the other way round. */
-	CHECK_EQ(srd_ud_decode(buf, len, &d, &payload), SRD_WIRE_ERR_TYPE);
+	CHECK_EQ(srd_ud_decode(buf, len, &d, &payload), SRD_ERR_TYPE);
 	for (size_t n = 0; n < len; n++)
 		CHECK(srd_ud_frag_decode(buf, n, &d, &g, &payload) < 0);
 	/* Past the message's end, and empty: refused. */
 	f.offset = 8829;
 	srd_ud_frag_encode(buf, &h, &f);
-	CHECK_EQ(srd_ud_frag_decode(buf, len, &d, &g, &payload), SRD_WIRE_ERR_FORMAT);
+	CHECK_EQ(srd_ud_frag_decode(buf, len, &d, &g, &payload), SRD_ERR_FORMAT);
 	f.offset = 0;
 	h.payload_len = 0;
 	srd_ud_frag_encode(buf, &h, &f);
 	CHECK_EQ(srd_ud_frag_decode(buf, SRD_UD_FRAG_HDR_LEN, &d, &g, &payload),
-	         SRD_WIRE_ERR_FORMAT);
+	         SRD_ERR_FORMAT);
 }
 
 int main(void)
