@@ -157,8 +157,7 @@ static void test_piece(void)
 	f.offset = 0;
 	h.payload_len = 0;
 	srd_ud_frag_encode(buf, &h, &f);
-	CHECK_EQ(srd_ud_frag_decode(buf, SRD_UD_FRAG_HDR_LEN, &d, &g, &payload),
-	         SRD_ERR_FORMAT);
+	CHECK_EQ(srd_ud_frag_decode(buf, SRD_UD_FRAG_HDR_LEN, &d, &g, &payload), SRD_ERR_FORMAT);
 }
 
 int main(void)
