@@ -24,6 +24,7 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->rnr_delay_ns = 100000ull;        /* 100 us, doubling per refusal (docs/srd.md) */
 	cfg->rnr_max_ns = 10000000ull;        /* up to 10 ms */
 	cfg->path_cooldown_ns = 50000000ull;  /* 50 ms */
+	cfg->cc = SRD_CC_DELAY;
 	cfg->init_cwnd = 64;
 	cfg->cc_target_ns = 200000ull; /* 200 us above the base RTT */
 	cfg->ack_delay_ns = 20000ull;  /* 20 us: a reply usually comes sooner */
@@ -69,7 +70,6 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 	if (ep->cfg.window < 64)
 		ep->cfg.window = 64;
 	ep->cb = *cb;
-	ep->cc = &srd_cc_delay; /* the one controller there is: delay-based (cc.c) */
 	ep->user = user;
 	ep->rng = seed ? seed : 0x5efa5efa5efa5efaull;
 	do
@@ -362,13 +362,13 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 {
 	memset(info, 0, sizeof(*info));
-	info->cwnd = p->tx.cwnd_x1024 / 1024;
+	info->cwnd = srd_cc_window(&p->tx.cc);
 	info->reads_waiting = (uint32_t)0;
 	for (const struct list_node *l = p->tx.readq.next; l != &p->tx.readq; l = l->next)
 		info->reads_waiting++;
 	info->inflight = p->tx.inflight;
 	info->srtt_ns = p->tx.rtt.srtt_ns;
-	info->min_rtt_ns = p->tx.min_rtt_ns;
+	info->min_rtt_ns = p->tx.rtt.min_ns;
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		info->path_tx[i] = p->tx.paths[i].tx;
 		info->path_up[i] = p->tx.paths[i].down_until_ns == 0;

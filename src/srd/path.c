@@ -9,20 +9,6 @@
  */
 #include "srd_impl.h"
 
-void srd_rtt_update(struct srd_rtt *r, uint64_t sample_ns)
-{
-	uint64_t err;
-
-	if (!r->srtt_ns) {
-		r->srtt_ns = sample_ns;
-		r->rttvar_ns = sample_ns / 2;
-		return;
-	}
-	err = sample_ns > r->srtt_ns ? sample_ns - r->srtt_ns : r->srtt_ns - sample_ns;
-	r->rttvar_ns = (3 * r->rttvar_ns + err) / 4;
-	r->srtt_ns = (7 * r->srtt_ns + sample_ns) / 8;
-}
-
 #define LOSS_ONE    1024u /* loss_ewma scale: 1024 = every packet lost */
 #define DOWN_AFTER  2u
 #define LOSSY_LEVEL 205u /* ~20% */

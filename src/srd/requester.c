@@ -60,7 +60,7 @@ void srd_tx_init(struct srd_peer *p)
 	list_init(&tx->rnrq);
 	tx->next_psn = tx->una = (uint32_t)srd_rand(&ep->rng);
 	tx->next_msn = (uint32_t)srd_rand(&ep->rng);
-	tx->cwnd_x1024 = ep->cfg.init_cwnd * 1024;
+	srd_cc_init(&tx->cc, &ep->cfg, &tx->rtt);
 	srd_paths_init(p);
 }
 
@@ -464,7 +464,7 @@ void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
 static bool window_open(const struct srd_tx *tx, uint64_t now)
 {
 	(void)now;
-	return tx->inflight < tx->cwnd_x1024 / 1024;
+	return tx->inflight < srd_cc_window(&tx->cc);
 }
 
 static bool can_send_new(const struct srd_peer *p, uint64_t now)
@@ -614,8 +614,6 @@ static void rtt_sample(struct srd_peer *p, uint64_t rtt)
 	struct srd_tx *tx = &p->tx;
 
 	srd_rtt_update(&tx->rtt, rtt);
-	if (!tx->min_rtt_ns || rtt < tx->min_rtt_ns)
-		tx->min_rtt_ns = rtt;
 	tx->rto_backoff = 0; /* a valid sample: the timer is the estimate's again */
 }
 
@@ -665,7 +663,7 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 		}
 	}
 	if (lost_any)
-		p->ep->cc->on_loss(p, now);
+		p->tx.cc.ops->on_loss(&p->tx.cc, now);
 }
 
 static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths *ap)
@@ -844,7 +842,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 			srd_path_on_delivery(p, i, now);
 	detect_losses(p, &ap, now);
 	if (newly)
-		p->ep->cc->on_ack(p, newly, rtt, now);
+		tx->cc.ops->on_ack(&tx->cc, newly, rtt, now);
 }
 
 /* ---- timers ----------------------------------------------------------------------------- */
@@ -867,7 +865,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		ep->stats.rto_fired++;
 		if (tx->rto_backoff < 6)
 			tx->rto_backoff++;
-		p->ep->cc->on_timeout(p, now);
+		tx->cc.ops->on_timeout(&tx->cc, now);
 		for (uint32_t i = 0; i < ep->cfg.npaths; i++)
 			if (timed_out >> i & 1)
 				srd_path_on_rto(p, i, now);

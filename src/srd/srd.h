@@ -64,6 +64,12 @@ struct srd_addr {
 	uint16_t port;
 };
 
+/* Congestion controllers (src/srd/cc.c). */
+enum srd_cc_algo {
+	SRD_CC_DELAY = 0, /* delay-based, Swift-like: the default */
+	SRD_CC_NONE = 1,  /* a fixed window (the whole send window): uncongested fabrics only */
+};
+
 struct srd_config {
 	uint16_t local_port; /* our engine's base UDP port: our identity on the wire */
 	uint32_t mss;        /* payload bytes of a send packet; RDMA packets carry
@@ -77,6 +83,7 @@ struct srd_config {
 	uint64_t rnr_delay_ns;     /* wait before resending a packet the receiver had no WQE for */
 	uint64_t rnr_max_ns;       /* ...doubling with each refusal of its message, up to this */
 	uint64_t path_cooldown_ns; /* a failed path is retried (probed) after this */
+	uint8_t cc;                /* the congestion controller: enum srd_cc_algo */
 	uint32_t init_cwnd;        /* congestion window at start, in packets */
 	uint64_t cc_target_ns;     /* delay above the base RTT the controller tolerates */
 	uint64_t ack_delay_ns;     /* a lone packet's ack waits this long for data to ride on */

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "../util/list.h"
+#include "cc.h"
+#include "rtt.h"
 #include "srd.h"
 #include "wire.h"
 
@@ -93,15 +95,6 @@ struct srd_msg {
 	struct list_node link; /* peer's queue of messages to packetize, or of reads waiting */
 };
 
-/* A smoothed round-trip time and its variation (RFC 6298's estimator). */
-struct srd_rtt {
-	uint64_t srtt_ns; /* 0 until the first sample */
-	uint64_t rttvar_ns;
-};
-
-/* Takes one sample into the estimate: the first sets it, later ones move it by 1/8. */
-void srd_rtt_update(struct srd_rtt *r, uint64_t sample_ns);
-
 struct srd_path {
 	struct srd_rtt rtt;
 	uint32_t seq;           /* next path sequence number */
@@ -133,11 +126,9 @@ struct srd_tx {
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	/* RTT and congestion state */
-	struct srd_rtt rtt; /* the peer's, over all its paths */
-	uint64_t min_rtt_ns;
+	struct srd_rtt rtt;   /* the peer's, over all its paths */
 	uint32_t rto_backoff; /* timeouts since the last RTT sample: new packets wait longer */
-	uint32_t cwnd_x1024;  /* congestion window in packets, fixed point */
-	uint64_t last_decrease_ns;
+	struct srd_cc cc;     /* the window of packets in flight (cc.h) */
 	struct srd_path *paths;
 };
 
@@ -251,7 +242,6 @@ static inline void srd_pool_put(struct srd_pool *pl, void *o)
 struct srd_ep {
 	struct srd_config cfg;
 	struct srd_callbacks cb;
-	const struct srd_cc_ops *cc; /* the congestion controller every peer runs */
 	void *user;
 	uint64_t rng;
 	uint32_t epoch;
@@ -356,13 +346,5 @@ void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
-
-/* cc.c: the congestion controller, a small table of operations */
-struct srd_cc_ops {
-	void (*on_ack)(struct srd_peer *p, uint32_t acked, uint64_t rtt_ns, uint64_t now);
-	void (*on_loss)(struct srd_peer *p, uint64_t now);
-	void (*on_timeout)(struct srd_peer *p, uint64_t now);
-};
-extern const struct srd_cc_ops srd_cc_delay;
 
 #endif
