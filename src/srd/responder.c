@@ -413,12 +413,11 @@ static void purge_passed(struct srd_peer *p)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
-	struct list_node *l = rx->msg_list.next;
+	struct list_node *l, *tmp;
 
-	while (l != &rx->msg_list) {
+	list_for_each_safe (&rx->msg_list, l, tmp) {
 		struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
 
-		l = l->next;
 		if (!psn_lt(e->last_psn, rx->horizon))
 			continue;
 		rxmsg_unlink(rx, e);
@@ -584,12 +583,11 @@ void srd_rx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
-	struct list_node *l = rx->msg_list.next;
+	struct list_node *l, *tmp;
 
-	while (l != &rx->msg_list) {
+	list_for_each_safe (&rx->msg_list, l, tmp) {
 		struct srd_rxmsg *e = container_of(l, struct srd_rxmsg, link);
 
-		l = l->next;
 		if (rxmsg_deadline(p, e) > now)
 			continue;
 		if (e->status == SRD_OK) {
