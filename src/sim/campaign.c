@@ -82,13 +82,12 @@ static void cable(struct sim *s, struct plan *p, const struct sim_campaign *c, i
 		links[(*nlinks)++] = l;
 }
 
-static void choose(struct plan *p, struct sim_campaign *c)
+/* The world's shape and its SRD settings. */
+static void choose_world(struct plan *p, struct sim_campaign *c)
 {
 	static const uint32_t mss[] = {1000, 1400, 4000, 8928};
 	static const uint64_t timeouts[] = {50 * SIM_NS_PER_MS, 200 * SIM_NS_PER_MS, SIM_NS_PER_S};
-	char buf[96];
 
-	memset(c, 0, sizeof(*c));
 	c->topo = (uint8_t)sim_below(&p->r, 3);
 	c->hosts = c->topo == SIM_TOPO_PAIR ? 2 : 2 + (uint32_t)sim_below(&p->r, 7);
 	c->leaves = 1 + (uint32_t)sim_below(&p->r, 3);
@@ -98,7 +97,11 @@ static void choose(struct plan *p, struct sim_campaign *c)
 	c->mss = mss[sim_below(&p->r, 4)];
 	c->peer_timeout_ns = timeouts[sim_below(&p->r, 3)];
 	c->ops = 20 + (uint32_t)sim_below(&p->r, 180);
-	/* The fault mix: each kind on or off, loss up to 30%. */
+}
+
+/* The fault mix: each kind on or off, loss up to 30%. */
+static void choose_faults(struct plan *p, struct sim_campaign *c)
+{
 	c->loss_max = sim_below(&p->r, 4) ? sim_unif(&p->r) * 0.3 : 0;
 	c->burst = sim_below(&p->r, 3) == 0;
 	c->dup = sim_below(&p->r, 3) == 0;
@@ -111,6 +114,11 @@ static void choose(struct plan *p, struct sim_campaign *c)
 	c->restart = c->crash && sim_below(&p->r, 2);
 	c->rnr = sim_below(&p->r, 5) == 0;
 	c->bad_ops = sim_below(&p->r, 3) == 0;
+}
+
+static void describe_world(struct plan *p, const struct sim_campaign *c)
+{
+	char buf[96];
 
 	snprintf(buf, sizeof(buf), "%s hosts %u",
 	         c->topo == SIM_TOPO_STAR   ? "star"
@@ -129,30 +137,45 @@ static void choose(struct plan *p, struct sim_campaign *c)
 	snprintf(buf, sizeof(buf), "paths %u mss %u timeout %llums ops %u", c->paths, c->mss,
 	         (unsigned long long)(c->peer_timeout_ns / SIM_NS_PER_MS), c->ops);
 	note(p, buf);
+}
+
+/* The fault mix in words, in a fixed order (a table: one row a fault). */
+static void describe_faults(struct plan *p, const struct sim_campaign *c)
+{
+	const struct {
+		bool on;
+		const char *name;
+	} faults[] = {
+	    {c->burst, "burst"},
+	    {c->dup, "dup"},
+	    {c->reorder, "reorder"},
+	    {c->corrupt, "corrupt"},
+	    {c->host_faults, "host-links"},
+	    {c->blackhole, "blackhole"},
+	    {c->link_flap, "link-flap"},
+	    {c->crash, c->restart ? "crash+restart" : "crash"},
+	    {c->rnr, "rnr"},
+	    {c->bad_ops, "bad-ops"},
+	};
+	char buf[32];
+
 	if (c->loss_max > 0) {
 		snprintf(buf, sizeof(buf), "loss<=%.0f%%", c->loss_max * 100);
 		note(p, buf);
 	}
-	if (c->burst)
-		note(p, "burst");
-	if (c->dup)
-		note(p, "dup");
-	if (c->reorder)
-		note(p, "reorder");
-	if (c->corrupt)
-		note(p, "corrupt");
-	if (c->host_faults)
-		note(p, "host-links");
-	if (c->blackhole)
-		note(p, "blackhole");
-	if (c->link_flap)
-		note(p, "link-flap");
-	if (c->crash)
-		note(p, c->restart ? "crash+restart" : "crash");
-	if (c->rnr)
-		note(p, "rnr");
-	if (c->bad_ops)
-		note(p, "bad-ops");
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		if (faults[i].on)
+			note(p, faults[i].name);
+}
+
+/* What the seed decides, drawn in a fixed order (recorded seeds replay), then noted. */
+static void choose(struct plan *p, struct sim_campaign *c)
+{
+	memset(c, 0, sizeof(*c));
+	choose_world(p, c);
+	choose_faults(p, c);
+	describe_world(p, c);
+	describe_faults(p, c);
 }
 
 /* Builds the world the plan describes; returns the fabric links (faults go there). */
