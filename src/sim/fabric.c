@@ -241,14 +241,14 @@ static void finish(struct study *st, struct sim_fabric_result *r, double t0)
  * partners to undo every same-leaf pair (a swap that leaves both pairs cross-leaf
  * always exists with two or more leaves).
  */
-static void derangement(struct study *st, struct sim_rng *r)
+static void derangement(struct study *st, struct sefa_rng *r)
 {
 	uint32_t n = st->c->hosts;
 
 	for (uint32_t i = 0; i < n; i++)
 		st->peer[i] = (uint16_t)i;
 	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)sim_below(r, i + 1);
+		uint32_t j = (uint32_t)sefa_below(r, i + 1);
 		uint16_t t = st->peer[i];
 
 		st->peer[i] = st->peer[j];
@@ -257,7 +257,7 @@ static void derangement(struct study *st, struct sim_rng *r)
 	for (uint32_t i = 0; i < n; i++) {
 		if (st->leaf_of[st->peer[i]] != st->leaf_of[i])
 			continue;
-		for (uint32_t k = 0, j = (uint32_t)sim_below(r, n); k < n; k++, j = (j + 1) % n) {
+		for (uint32_t k = 0, j = (uint32_t)sefa_below(r, n); k < n; k++, j = (j + 1) % n) {
 			if (st->leaf_of[st->peer[j]] != st->leaf_of[i] &&
 			    st->leaf_of[st->peer[i]] != st->leaf_of[j]) {
 				uint16_t t = st->peer[i];
@@ -384,7 +384,7 @@ static double ecmp_estimate(struct study *st)
 int sim_fabric_permutation(const struct sim_fabric_cfg *c, uint32_t msg, uint32_t per_host,
                            uint32_t outstanding, struct sim_fabric_result *r)
 {
-	struct sim_rng rng = sim_rng_derive(c->seed, 77);
+	struct sefa_rng rng = sefa_rng_derive(c->seed, 77);
 	struct study st;
 	double t0 = wall_now(), sum = 0;
 
@@ -520,7 +520,7 @@ int sim_fabric_failover(const struct sim_fabric_cfg *c, uint32_t msg, uint64_t d
                         uint64_t fail_at_ns, bool blackhole, uint64_t converge_ns,
                         struct sim_fabric_result *r)
 {
-	struct sim_rng rng = sim_rng_derive(c->seed, 78);
+	struct sefa_rng rng = sefa_rng_derive(c->seed, 78);
 	struct study st;
 	double t0 = wall_now();
 	uint64_t *offer = NULL;

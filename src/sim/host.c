@@ -312,9 +312,9 @@ static const struct srd_callbacks host_cb = {
 /* Each incarnation of each host draws its own stream (epochs, PSNs, path choices). */
 static uint64_t mix_seed(uint64_t seed, int host, uint32_t life)
 {
-	struct sim_rng r = sim_rng_derive(seed, 500000 + (uint64_t)host * 1000 + life);
+	struct sefa_rng r = sefa_rng_derive(seed, 500000 + (uint64_t)host * 1000 + life);
 
-	return sim_rand(&r) | 1;
+	return sefa_rand(&r) | 1;
 }
 
 int sim_host_start(struct sim *s, struct sim_host *h)

@@ -20,45 +20,11 @@
 #include <stdio.h>
 
 #include "../srd/srd.h"
+#include "../util/rng.h"
 
 #define SIM_NS_PER_US 1000ull
 #define SIM_NS_PER_MS 1000000ull
 #define SIM_NS_PER_S  1000000000ull
-
-/* ---- randomness: splitmix64, one stream per purpose --------------------------- */
-
-struct sim_rng {
-	uint64_t s;
-};
-
-static inline uint64_t sim_rand(struct sim_rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static inline double sim_unif(struct sim_rng *r)
-{
-	return (double)(sim_rand(r) >> 11) * 0x1p-53;
-}
-
-/* Uniform in [0, n); 0 when n is 0. */
-static inline uint64_t sim_below(struct sim_rng *r, uint64_t n)
-{
-	return n ? sim_rand(r) % n : 0;
-}
-
-static inline struct sim_rng sim_rng_derive(uint64_t seed, uint64_t stream)
-{
-	struct sim_rng r = {seed ^ (stream * 0xd1b54a32d192ed03ull)};
-
-	sim_rand(&r);
-	return r;
-}
 
 /* ---- links ---------------------------------------------------------------------- */
 

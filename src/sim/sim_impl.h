@@ -70,7 +70,7 @@ struct sim_chan {
 	bool blackhole; /* drops everything, routing unaware */
 	bool burst_bad;
 	uint64_t seen; /* packets that finished serialization (mask index) */
-	struct sim_rng rng;
+	struct sefa_rng rng;
 	struct sim_chan_stats st;
 };
 
@@ -151,7 +151,7 @@ struct sim_blackout {
 struct sim {
 	uint64_t now;
 	uint64_t seed;
-	struct sim_rng rng;
+	struct sefa_rng rng;
 	struct sim_heap ev;
 	uint64_t ev_seq, events, max_events;
 

@@ -31,7 +31,7 @@ struct sim *sim_new(uint64_t seed)
 	if (!s)
 		return NULL;
 	s->seed = seed;
-	s->rng = sim_rng_derive(seed, 1);
+	s->rng = sefa_rng_derive(seed, 1);
 	s->max_events = DEFAULT_MAX_EVENTS;
 	s->verify = true;
 	return s;
@@ -154,7 +154,7 @@ static int node_add(struct sim *s, bool is_host)
 		return -1;
 	memset(&s->nodes[s->nnodes], 0, sizeof(s->nodes[0]));
 	s->nodes[s->nnodes].is_host = is_host;
-	s->nodes[s->nnodes].salt = sim_rand(&s->rng);
+	s->nodes[s->nnodes].salt = sefa_rand(&s->rng);
 	return s->nnodes++;
 }
 
@@ -207,7 +207,7 @@ static int chan_add(struct sim *s, int from, int to, int link, int dir,
 	c->dir = dir;
 	c->cfg = *cfg;
 	c->up = c->routed = true;
-	c->rng = sim_rng_derive(s->seed, 1000 + (uint64_t)s->nchans);
+	c->rng = sefa_rng_derive(s->seed, 1000 + (uint64_t)s->nchans);
 	n->out[n->nout++] = s->nchans;
 	if (n->is_host && s->hosts[n->host].uplink < 0)
 		s->hosts[n->host].uplink = s->nchans;

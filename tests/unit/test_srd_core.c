@@ -5,7 +5,7 @@
  * peer death before and after it answered; peer restart; a dead path; congestion
  * response to delay and loss.
  */
-#include "../../src/srd/srd_impl.h"
+#include "../../src/util/rng.h"
 #include "srd_harness.h"
 
 static struct srd_config base_cfg(void)
@@ -122,7 +122,7 @@ static void test_exhaustive_drops(void)
 
 /* Random loss, duplication and reordering together, seeded. */
 struct chaos {
-	uint64_t rng;
+	struct sefa_rng rng;
 	int loss_pct, dup_pct, reorder_pct;
 };
 
@@ -130,7 +130,7 @@ static int chaos_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_
                         uint32_t path, uint64_t *delay)
 {
 	struct chaos *c = arg;
-	uint64_t r = srd_rand(&c->rng) % 100;
+	uint64_t r = sefa_below(&c->rng, 100);
 
 	(void)from;
 	(void)to;
@@ -139,9 +139,9 @@ static int chaos_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_
 	(void)path;
 	if ((int)r < c->loss_pct)
 		return 1;
-	if ((int)(srd_rand(&c->rng) % 100) < c->reorder_pct)
-		*delay = srd_rand(&c->rng) % 200000; /* up to 200 us late */
-	if ((int)(srd_rand(&c->rng) % 100) < c->dup_pct)
+	if ((int)sefa_below(&c->rng, 100) < c->reorder_pct)
+		*delay = sefa_below(&c->rng, 200000); /* up to 200 us late */
+	if ((int)sefa_below(&c->rng, 100) < c->dup_pct)
 		return 2;
 	return 0;
 }
@@ -152,7 +152,8 @@ static void test_chaos(void)
 	uint64_t seed0 = check_seed_init();
 
 	for (int round = 0; round < 40; round++) {
-		struct chaos ch = {seed0 + (uint64_t)round * 7919 + 1, 10 + round % 20, 10, 20};
+		struct chaos ch = {sefa_rng_seed(seed0 + (uint64_t)round * 7919 + 1),
+		                   10 + round % 20, 10, 20};
 		struct harness h;
 
 		h_init(&h, 2, &c, seed0 + (uint64_t)round);
@@ -552,7 +553,8 @@ static void test_rdma(void)
 	uint64_t seed0 = check_seed_init();
 
 	for (int round = 0; round < 6; round++) {
-		struct chaos ch = {seed0 + (uint64_t)round * 104729 + 3, round * 3, 5, 10};
+		struct chaos ch = {sefa_rng_seed(seed0 + (uint64_t)round * 104729 + 3), round * 3,
+		                   5, 10};
 		struct h_msg *w, *r;
 		struct harness h;
 
