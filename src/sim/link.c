@@ -150,7 +150,8 @@ void sim_chan_tx_done(struct sim *s, int chan)
 		c->st.corrupts++;
 		pk->corrupted = true;
 	}
-	at = s->now + c->cfg.delay_ns;
+	at = s->now + c->cfg.delay_ns + pk->hold_ns;
+	pk->hold_ns = 0; /* held once, on its first wire */
 	if (c->cfg.reorder > 0 && sefa_unif(&c->rng) < c->cfg.reorder) {
 		c->st.reorders++;
 		at += 1 + sefa_below(&c->rng, c->cfg.reorder_ns ? c->cfg.reorder_ns : 1);
