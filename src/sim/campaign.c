@@ -20,7 +20,7 @@
 #define RUN_LIMIT_NS   (600 * SIM_NS_PER_S)
 
 struct plan {
-	struct sim_rng r;
+	struct sefa_rng r;
 	char *desc;
 	size_t desc_len, desc_cap;
 };
@@ -40,7 +40,7 @@ static void note(struct plan *p, const char *txt)
 /* Per-link loss such that a path of `hops` links loses at most `max` end to end. */
 static double pick_loss(struct plan *p, double max, unsigned hops)
 {
-	return sim_unif(&p->r) * (1.0 - pow(1.0 - max, 1.0 / hops));
+	return sefa_unif(&p->r) * (1.0 - pow(1.0 - max, 1.0 / hops));
 }
 
 /* One direction's shape and faults; fabric links take the campaign's fault mix. */
@@ -50,25 +50,25 @@ static struct sim_link_cfg link_cfg(struct plan *p, const struct sim_campaign *c
 	struct sim_link_cfg l;
 
 	memset(&l, 0, sizeof(l));
-	l.rate_bps = rates[sim_below(&p->r, 3)];
-	l.delay_ns = 500 + sim_below(&p->r, 5000);
-	l.queue_bytes = (uint32_t)(64 * 1024 + sim_below(&p->r, 1024 * 1024));
+	l.rate_bps = rates[sefa_below(&p->r, 3)];
+	l.delay_ns = 500 + sefa_below(&p->r, 5000);
+	l.queue_bytes = (uint32_t)(64 * 1024 + sefa_below(&p->r, 1024 * 1024));
 	if (!fabric && !c->host_faults)
 		return l;
-	if (c->loss_max > 0 && sim_below(&p->r, 3))
+	if (c->loss_max > 0 && sefa_below(&p->r, 3))
 		l.loss = pick_loss(p, c->loss_max, c->topo == SIM_TOPO_LEAFSPINE ? 4 : 3);
-	if (c->burst && sim_below(&p->r, 2)) {
-		l.burst_enter = 0.002 + sim_unif(&p->r) * 0.01;
-		l.burst_leave = 0.2 + sim_unif(&p->r) * 0.5;
+	if (c->burst && sefa_below(&p->r, 2)) {
+		l.burst_enter = 0.002 + sefa_unif(&p->r) * 0.01;
+		l.burst_leave = 0.2 + sefa_unif(&p->r) * 0.5;
 	}
 	if (c->dup)
-		l.dup = sim_unif(&p->r) * 0.05;
+		l.dup = sefa_unif(&p->r) * 0.05;
 	if (c->reorder) {
-		l.reorder = sim_unif(&p->r) * 0.1;
-		l.reorder_ns = 1000 + sim_below(&p->r, 200000);
+		l.reorder = sefa_unif(&p->r) * 0.1;
+		l.reorder_ns = 1000 + sefa_below(&p->r, 200000);
 	}
 	if (c->corrupt)
-		l.corrupt = sim_unif(&p->r) * 0.02;
+		l.corrupt = sefa_unif(&p->r) * 0.02;
 	return l;
 }
 
@@ -82,35 +82,43 @@ static void cable(struct sim *s, struct plan *p, const struct sim_campaign *c, i
 		links[(*nlinks)++] = l;
 }
 
-static void choose(struct plan *p, struct sim_campaign *c)
+/* The world's shape and its SRD settings. */
+static void choose_world(struct plan *p, struct sim_campaign *c)
 {
 	static const uint32_t mss[] = {1000, 1400, 4000, 8928};
 	static const uint64_t timeouts[] = {50 * SIM_NS_PER_MS, 200 * SIM_NS_PER_MS, SIM_NS_PER_S};
-	char buf[96];
 
-	memset(c, 0, sizeof(*c));
-	c->topo = (uint8_t)sim_below(&p->r, 3);
-	c->hosts = c->topo == SIM_TOPO_PAIR ? 2 : 2 + (uint32_t)sim_below(&p->r, 7);
-	c->leaves = 1 + (uint32_t)sim_below(&p->r, 3);
-	c->spines = 1 + (uint32_t)sim_below(&p->r, 4);
-	c->parallel = 1 + (uint32_t)sim_below(&p->r, c->topo == SIM_TOPO_PAIR ? 4 : 2);
-	c->paths = 1 + (uint32_t)sim_below(&p->r, 16);
-	c->mss = mss[sim_below(&p->r, 4)];
-	c->peer_timeout_ns = timeouts[sim_below(&p->r, 3)];
-	c->ops = 20 + (uint32_t)sim_below(&p->r, 180);
-	/* The fault mix: each kind on or off, loss up to 30%. */
-	c->loss_max = sim_below(&p->r, 4) ? sim_unif(&p->r) * 0.3 : 0;
-	c->burst = sim_below(&p->r, 3) == 0;
-	c->dup = sim_below(&p->r, 3) == 0;
-	c->reorder = sim_below(&p->r, 3) == 0;
-	c->corrupt = sim_below(&p->r, 4) == 0;
-	c->host_faults = sim_below(&p->r, 4) == 0;
-	c->blackhole = sim_below(&p->r, 4) == 0;
-	c->link_flap = sim_below(&p->r, 4) == 0;
-	c->crash = sim_below(&p->r, 5) == 0;
-	c->restart = c->crash && sim_below(&p->r, 2);
-	c->rnr = sim_below(&p->r, 5) == 0;
-	c->bad_ops = sim_below(&p->r, 3) == 0;
+	c->topo = (uint8_t)sefa_below(&p->r, 3);
+	c->hosts = c->topo == SIM_TOPO_PAIR ? 2 : 2 + (uint32_t)sefa_below(&p->r, 7);
+	c->leaves = 1 + (uint32_t)sefa_below(&p->r, 3);
+	c->spines = 1 + (uint32_t)sefa_below(&p->r, 4);
+	c->parallel = 1 + (uint32_t)sefa_below(&p->r, c->topo == SIM_TOPO_PAIR ? 4 : 2);
+	c->paths = 1 + (uint32_t)sefa_below(&p->r, 16);
+	c->mss = mss[sefa_below(&p->r, 4)];
+	c->peer_timeout_ns = timeouts[sefa_below(&p->r, 3)];
+	c->ops = 20 + (uint32_t)sefa_below(&p->r, 180);
+}
+
+/* The fault mix: each kind on or off, loss up to 30%. */
+static void choose_faults(struct plan *p, struct sim_campaign *c)
+{
+	c->loss_max = sefa_below(&p->r, 4) ? sefa_unif(&p->r) * 0.3 : 0;
+	c->burst = sefa_below(&p->r, 3) == 0;
+	c->dup = sefa_below(&p->r, 3) == 0;
+	c->reorder = sefa_below(&p->r, 3) == 0;
+	c->corrupt = sefa_below(&p->r, 4) == 0;
+	c->host_faults = sefa_below(&p->r, 4) == 0;
+	c->blackhole = sefa_below(&p->r, 4) == 0;
+	c->link_flap = sefa_below(&p->r, 4) == 0;
+	c->crash = sefa_below(&p->r, 5) == 0;
+	c->restart = c->crash && sefa_below(&p->r, 2);
+	c->rnr = sefa_below(&p->r, 5) == 0;
+	c->bad_ops = sefa_below(&p->r, 3) == 0;
+}
+
+static void describe_world(struct plan *p, const struct sim_campaign *c)
+{
+	char buf[96];
 
 	snprintf(buf, sizeof(buf), "%s hosts %u",
 	         c->topo == SIM_TOPO_STAR   ? "star"
@@ -129,30 +137,45 @@ static void choose(struct plan *p, struct sim_campaign *c)
 	snprintf(buf, sizeof(buf), "paths %u mss %u timeout %llums ops %u", c->paths, c->mss,
 	         (unsigned long long)(c->peer_timeout_ns / SIM_NS_PER_MS), c->ops);
 	note(p, buf);
+}
+
+/* The fault mix in words, in a fixed order (a table: one row a fault). */
+static void describe_faults(struct plan *p, const struct sim_campaign *c)
+{
+	const struct {
+		bool on;
+		const char *name;
+	} faults[] = {
+	    {c->burst, "burst"},
+	    {c->dup, "dup"},
+	    {c->reorder, "reorder"},
+	    {c->corrupt, "corrupt"},
+	    {c->host_faults, "host-links"},
+	    {c->blackhole, "blackhole"},
+	    {c->link_flap, "link-flap"},
+	    {c->crash, c->restart ? "crash+restart" : "crash"},
+	    {c->rnr, "rnr"},
+	    {c->bad_ops, "bad-ops"},
+	};
+	char buf[32];
+
 	if (c->loss_max > 0) {
 		snprintf(buf, sizeof(buf), "loss<=%.0f%%", c->loss_max * 100);
 		note(p, buf);
 	}
-	if (c->burst)
-		note(p, "burst");
-	if (c->dup)
-		note(p, "dup");
-	if (c->reorder)
-		note(p, "reorder");
-	if (c->corrupt)
-		note(p, "corrupt");
-	if (c->host_faults)
-		note(p, "host-links");
-	if (c->blackhole)
-		note(p, "blackhole");
-	if (c->link_flap)
-		note(p, "link-flap");
-	if (c->crash)
-		note(p, c->restart ? "crash+restart" : "crash");
-	if (c->rnr)
-		note(p, "rnr");
-	if (c->bad_ops)
-		note(p, "bad-ops");
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		if (faults[i].on)
+			note(p, faults[i].name);
+}
+
+/* What the seed decides, drawn in a fixed order (recorded seeds replay), then noted. */
+static void choose(struct plan *p, struct sim_campaign *c)
+{
+	memset(c, 0, sizeof(*c));
+	choose_world(p, c);
+	choose_faults(p, c);
+	describe_world(p, c);
+	describe_faults(p, c);
 }
 
 /* Builds the world the plan describes; returns the fabric links (faults go there). */
@@ -209,34 +232,36 @@ static void script_faults(struct sim *s, struct plan *p, const struct sim_campai
 	uint64_t t;
 
 	if (c->blackhole && nlinks) {
-		int l = links[sim_below(&p->r, (uint64_t)nlinks)];
+		int l = links[sefa_below(&p->r, (uint64_t)nlinks)];
 
-		t = sim_below(&p->r, POST_WINDOW_NS);
+		t = sefa_below(&p->r, POST_WINDOW_NS);
 		sim_link_at(s, t, l, SIM_LINK_BLACKHOLE, 0);
-		if (sim_below(&p->r, 2))
-			sim_link_at(s, t + sim_below(&p->r, 50 * SIM_NS_PER_MS), l, SIM_LINK_UP, 0);
+		if (sefa_below(&p->r, 2))
+			sim_link_at(s, t + sefa_below(&p->r, 50 * SIM_NS_PER_MS), l, SIM_LINK_UP,
+			            0);
 	}
 	if (c->link_flap && nlinks) {
-		int l = links[sim_below(&p->r, (uint64_t)nlinks)];
-		uint64_t converge = sim_below(&p->r, 10 * SIM_NS_PER_MS);
+		int l = links[sefa_below(&p->r, (uint64_t)nlinks)];
+		uint64_t converge = sefa_below(&p->r, 10 * SIM_NS_PER_MS);
 
-		t = sim_below(&p->r, POST_WINDOW_NS);
+		t = sefa_below(&p->r, POST_WINDOW_NS);
 		sim_link_at(s, t, l, SIM_LINK_DOWN, converge);
-		sim_link_at(s, t + sim_below(&p->r, 100 * SIM_NS_PER_MS), l, SIM_LINK_UP, converge);
+		sim_link_at(s, t + sefa_below(&p->r, 100 * SIM_NS_PER_MS), l, SIM_LINK_UP,
+		            converge);
 	}
 	if (c->crash) {
-		int h = (int)sim_below(&p->r, c->hosts);
+		int h = (int)sefa_below(&p->r, c->hosts);
 
-		t = sim_below(&p->r, POST_WINDOW_NS);
+		t = sefa_below(&p->r, POST_WINDOW_NS);
 		sim_crash_at(s, t, h);
 		if (c->restart)
-			sim_restart_at(s, t + sim_below(&p->r, 2 * c->peer_timeout_ns), h);
+			sim_restart_at(s, t + sefa_below(&p->r, 2 * c->peer_timeout_ns), h);
 	}
 	if (c->rnr) {
 		/* Receivers start short of receives and get them later. */
 		for (uint32_t h = 0; h < c->hosts; h++) {
-			sim_credits_at(s, 0, (int)h, (int64_t)sim_below(&p->r, 4));
-			sim_credits_at(s, sim_below(&p->r, 30 * SIM_NS_PER_MS), (int)h, -1);
+			sim_credits_at(s, 0, (int)h, (int64_t)sefa_below(&p->r, 4));
+			sim_credits_at(s, sefa_below(&p->r, 30 * SIM_NS_PER_MS), (int)h, -1);
 		}
 	}
 }
@@ -245,46 +270,46 @@ static uint32_t pick_len(struct plan *p, const struct sim_campaign *c, uint8_t k
 {
 	uint32_t max = kind == SIM_OP_SEND ? 8928 : 1u << 20;
 
-	switch (sim_below(&p->r, 6)) {
+	switch (sefa_below(&p->r, 6)) {
 	case 0:
 		return 0;
 	case 1:
-		return 1 + (uint32_t)sim_below(&p->r, 256);
+		return 1 + (uint32_t)sefa_below(&p->r, 256);
 	case 2:
 	case 3:
-		return (uint32_t)sim_below(&p->r, 4ull * c->mss) % (max + 1);
+		return (uint32_t)sefa_below(&p->r, 4ull * c->mss) % (max + 1);
 	case 4:
-		return (uint32_t)sim_below(&p->r, max + 1);
+		return (uint32_t)sefa_below(&p->r, max + 1);
 	default:
-		return (uint32_t)sim_below(&p->r, (kind == SIM_OP_SEND ? 8928 : 65536) + 1);
+		return (uint32_t)sefa_below(&p->r, (kind == SIM_OP_SEND ? 8928 : 65536) + 1);
 	}
 }
 
 static void script_traffic(struct sim *s, struct plan *p, const struct sim_campaign *c)
 {
 	for (uint32_t i = 0; i < c->ops; i++) {
-		uint16_t src = (uint16_t)sim_below(&p->r, c->hosts);
-		uint16_t dst = (uint16_t)((src + 1 + sim_below(&p->r, c->hosts - 1)) % c->hosts);
-		uint64_t k = sim_below(&p->r, 20);
+		uint16_t src = (uint16_t)sefa_below(&p->r, c->hosts);
+		uint16_t dst = (uint16_t)((src + 1 + sefa_below(&p->r, c->hosts - 1)) % c->hosts);
+		uint64_t k = sefa_below(&p->r, 20);
 		uint8_t kind = k < 8    ? SIM_OP_SEND
 		               : k < 13 ? SIM_OP_WRITE
 		               : k < 16 ? SIM_OP_WRITE_IMM
 		                        : SIM_OP_READ;
 		uint8_t fault = SIM_OP_OK;
 
-		if (c->bad_ops && sim_below(&p->r, 10) == 0) {
-			fault = (uint8_t)(1 + sim_below(&p->r, 3));
+		if (c->bad_ops && sefa_below(&p->r, 10) == 0) {
+			fault = (uint8_t)(1 + sefa_below(&p->r, 3));
 			if (fault == SIM_OP_BAD_RKEY && kind == SIM_OP_SEND)
 				fault = SIM_OP_BAD_QPN;
 		}
-		sim_post(s, src, dst, kind, pick_len(p, c, kind), sim_below(&p->r, POST_WINDOW_NS),
-		         fault, sim_below(&p->r, 4) ? 0 : 8);
+		sim_post(s, src, dst, kind, pick_len(p, c, kind), sefa_below(&p->r, POST_WINDOW_NS),
+		         fault, sefa_below(&p->r, 4) ? 0 : 8);
 	}
 }
 
 int sim_campaign_run(uint64_t seed, FILE *trace, FILE *report, struct sim_campaign_result *res)
 {
-	struct plan p = {sim_rng_derive(seed, 7), res->desc, 0, sizeof(res->desc)};
+	struct plan p = {sefa_rng_derive(seed, 7), res->desc, 0, sizeof(res->desc)};
 	struct sim_campaign c;
 	struct sim *s = sim_new(seed);
 	int links[64];

@@ -241,14 +241,14 @@ static void finish(struct study *st, struct sim_fabric_result *r, double t0)
  * partners to undo every same-leaf pair (a swap that leaves both pairs cross-leaf
  * always exists with two or more leaves).
  */
-static void derangement(struct study *st, struct sim_rng *r)
+static void derangement(struct study *st, struct sefa_rng *r)
 {
 	uint32_t n = st->c->hosts;
 
 	for (uint32_t i = 0; i < n; i++)
 		st->peer[i] = (uint16_t)i;
 	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)sim_below(r, i + 1);
+		uint32_t j = (uint32_t)sefa_below(r, i + 1);
 		uint16_t t = st->peer[i];
 
 		st->peer[i] = st->peer[j];
@@ -257,7 +257,7 @@ static void derangement(struct study *st, struct sim_rng *r)
 	for (uint32_t i = 0; i < n; i++) {
 		if (st->leaf_of[st->peer[i]] != st->leaf_of[i])
 			continue;
-		for (uint32_t k = 0, j = (uint32_t)sim_below(r, n); k < n; k++, j = (j + 1) % n) {
+		for (uint32_t k = 0, j = (uint32_t)sefa_below(r, n); k < n; k++, j = (j + 1) % n) {
 			if (st->leaf_of[st->peer[j]] != st->leaf_of[i] &&
 			    st->leaf_of[st->peer[i]] != st->leaf_of[j]) {
 				uint16_t t = st->peer[i];
@@ -270,28 +270,23 @@ static void derangement(struct study *st, struct sim_rng *r)
 	}
 }
 
-/*
- * What one fixed ECMP route per flow would give: route each flow as the switches hash
- * its first path, share every link max-min fairly (progressive filling), and average
- * the flows' rates over the host rate.
- */
-static double ecmp_estimate(struct study *st)
-{
-	struct sim *s = st->s;
-	uint32_t n = st->c->hosts;
-	int nch = s->nchans, maxhops = 8;
-	int *route = malloc((size_t)n * (size_t)maxhops * sizeof(int));
-	int *hops = calloc(n, sizeof(int));
-	unsigned *users = calloc((size_t)nch, sizeof(unsigned));
-	double *cap = malloc((size_t)nch * sizeof(double));
-	bool *frozen = calloc(n, sizeof(bool));
-	double sum = 0;
+/* The flows of an ECMP estimate: each one's fixed route, and every link's share. */
+struct ecmp {
+	uint32_t nflows;
+	int maxhops;
+	int *route; /* [flow * maxhops + hop]: channel ids */
+	int *hops;
+	unsigned *users; /* per channel: flows not yet given a rate */
+	double *cap;     /* per channel: capacity left, bit/s */
+	bool *frozen;    /* per flow: its rate is fixed */
+};
 
-	if (!route || !hops || !users || !cap || !frozen)
-		goto out;
-	for (int c = 0; c < nch; c++)
-		cap[c] = (double)s->chans[c].cfg.rate_bps;
-	for (uint32_t f = 0; f < n; f++) {
+/* Each flow's route, as the switches hash its first path. */
+static void ecmp_route(const struct study *st, struct ecmp *e)
+{
+	const struct sim *s = st->s;
+
+	for (uint32_t f = 0; f < e->nflows; f++) {
 		struct sim_pkt probe;
 		int chan = s->hosts[f].uplink;
 
@@ -300,60 +295,96 @@ static double ecmp_estimate(struct study *st)
 		probe.dst_ip = s->hosts[st->peer[f]].ip;
 		probe.sport = SIM_BASE_PORT;
 		probe.dport = SIM_BASE_PORT;
-		while (chan >= 0 && hops[f] < maxhops) {
-			route[f * (uint32_t)maxhops + (uint32_t)hops[f]++] = chan;
-			users[chan]++;
+		while (chan >= 0 && e->hops[f] < e->maxhops) {
+			e->route[f * (uint32_t)e->maxhops + (uint32_t)e->hops[f]++] = chan;
+			e->users[chan]++;
 			if (s->nodes[s->chans[chan].to].is_host)
 				break;
 			chan = sim_route_pick(s, s->chans[chan].to, &probe);
 		}
 	}
-	/* Progressive filling: the tightest link fixes the rate of every flow on it. */
-	for (;;) {
-		double best = HUGE_VAL;
-		int bottleneck = -1;
+}
 
-		for (int c = 0; c < nch; c++) {
-			if (users[c] && cap[c] / users[c] < best) {
-				best = cap[c] / users[c];
-				bottleneck = c;
-			}
-		}
-		if (bottleneck < 0)
-			break;
-		for (uint32_t f = 0; f < n; f++) {
-			bool on = false;
+/* The link whose capacity left, shared by its flows, is smallest: -1 when none is used. */
+static int ecmp_bottleneck(const struct ecmp *e, int nch, double *share)
+{
+	int bottleneck = -1;
 
-			if (frozen[f])
-				continue;
-			for (int h = 0; h < hops[f]; h++)
-				on |= route[f * (uint32_t)maxhops + (uint32_t)h] == bottleneck;
-			if (!on)
-				continue;
-			frozen[f] = true;
-			sum += best / (double)st->c->host_bps;
-			for (int h = 0; h < hops[f]; h++) {
-				int c = route[f * (uint32_t)maxhops + (uint32_t)h];
-
-				cap[c] -= best;
-				users[c]--;
-			}
+	*share = HUGE_VAL;
+	for (int c = 0; c < nch; c++) {
+		if (e->users[c] && e->cap[c] / e->users[c] < *share) {
+			*share = e->cap[c] / e->users[c];
+			bottleneck = c;
 		}
 	}
-	sum /= n;
-out:
-	free(route);
-	free(hops);
-	free(users);
-	free(cap);
-	free(frozen);
+	return bottleneck;
+}
+
+static bool ecmp_crosses(const struct ecmp *e, uint32_t f, int chan)
+{
+	for (int h = 0; h < e->hops[f]; h++)
+		if (e->route[f * (uint32_t)e->maxhops + (uint32_t)h] == chan)
+			return true;
+	return false;
+}
+
+/* Fixes the rate of flow f at `share`, taking it off every link of its route. */
+static void ecmp_freeze(struct ecmp *e, uint32_t f, double share)
+{
+	e->frozen[f] = true;
+	for (int h = 0; h < e->hops[f]; h++) {
+		int c = e->route[f * (uint32_t)e->maxhops + (uint32_t)h];
+
+		e->cap[c] -= share;
+		e->users[c]--;
+	}
+}
+
+/*
+ * What one fixed ECMP route per flow would give: route each flow as the switches hash
+ * its first path, share every link max-min fairly (progressive filling: the tightest
+ * link fixes the rate of every flow on it), and average the flows' rates over the
+ * host rate.
+ */
+static double ecmp_estimate(struct study *st)
+{
+	const struct sim *s = st->s;
+	int nch = s->nchans;
+	struct ecmp e = {st->c->hosts, 8, NULL, NULL, NULL, NULL, NULL};
+	double sum = 0, share;
+	int bottleneck;
+
+	e.route = malloc((size_t)e.nflows * (size_t)e.maxhops * sizeof(int));
+	e.hops = calloc(e.nflows, sizeof(int));
+	e.users = calloc((size_t)nch, sizeof(unsigned));
+	e.cap = malloc((size_t)nch * sizeof(double));
+	e.frozen = calloc(e.nflows, sizeof(bool));
+	if (e.route && e.hops && e.users && e.cap && e.frozen) {
+		for (int c = 0; c < nch; c++)
+			e.cap[c] = (double)s->chans[c].cfg.rate_bps;
+		ecmp_route(st, &e);
+		while ((bottleneck = ecmp_bottleneck(&e, nch, &share)) >= 0) {
+			for (uint32_t f = 0; f < e.nflows; f++) {
+				if (e.frozen[f] || !ecmp_crosses(&e, f, bottleneck))
+					continue;
+				ecmp_freeze(&e, f, share);
+				sum += share / (double)st->c->host_bps;
+			}
+		}
+		sum /= e.nflows;
+	}
+	free(e.route);
+	free(e.hops);
+	free(e.users);
+	free(e.cap);
+	free(e.frozen);
 	return sum;
 }
 
 int sim_fabric_permutation(const struct sim_fabric_cfg *c, uint32_t msg, uint32_t per_host,
                            uint32_t outstanding, struct sim_fabric_result *r)
 {
-	struct sim_rng rng = sim_rng_derive(c->seed, 77);
+	struct sefa_rng rng = sefa_rng_derive(c->seed, 77);
 	struct study st;
 	double t0 = wall_now(), sum = 0;
 
@@ -426,14 +457,72 @@ static uint64_t offered(const struct sim *s, int link, int dir)
 	return sim_chan_stats(s, link, dir)->data_offered;
 }
 
+/* Bins [from, to) of a series, averaged; 0 when there are none. */
+static double bins_mean(const uint64_t *v, size_t from, size_t to)
+{
+	double sum = 0;
+
+	for (size_t b = from; b < to; b++)
+		sum += (double)v[b];
+	return to > from ? sum / (double)(to - from) : 0;
+}
+
+/*
+ * Traffic has left the link once a whole millisecond (ten bins) sees under a tenth of
+ * what it carried before (after-cooldown probes of the path are that little): the
+ * time from the failure to the first such millisecond, in us, or -1.
+ */
+static double leave_time(const uint64_t *offer, size_t nbins, size_t fail_bin, uint64_t fail_at_ns)
+{
+	/* The average per bin after warm-up (the first fifth) up to the failure. */
+	double base = bins_mean(offer, fail_bin / 5, fail_bin);
+
+	for (size_t b = fail_bin; b + 10 <= nbins; b++) {
+		bool quiet = true;
+
+		for (size_t k = b; k < b + 10; k++)
+			quiet &= (double)offer[k] <= 0.1 * base;
+		if (quiet)
+			return (double)(b * BIN_NS - fail_at_ns) / 1e3;
+	}
+	return -1;
+}
+
+/* Throughput after the failure: its lowest bin against before (r->dip), and the time
+ * until it is back to 90% of before (r->recover_us, or -1). */
+static void recovery(const struct study *st, size_t fail_bin, uint64_t fail_at_ns,
+                     struct sim_fabric_result *r)
+{
+	double before = bins_mean(st->bins, fail_bin / 5, fail_bin), low = HUGE_VAL;
+
+	r->recover_us = -1;
+	for (size_t b = fail_bin; b + 1 < st->nbins; b++) {
+		if ((double)st->bins[b] < low)
+			low = (double)st->bins[b];
+		if (r->recover_us < 0 && b > fail_bin && (double)st->bins[b] >= 0.9 * before)
+			r->recover_us = (double)((b + 1) * BIN_NS - fail_at_ns) / 1e3;
+	}
+	r->dip = before > 0 && low < HUGE_VAL ? low / before : 0;
+}
+
+/* Steps through the run, counting the data packets handed to the link per bin. */
+static void run_counting_offers(struct study *st, int link, uint64_t *offer)
+{
+	for (size_t b = 0; b < st->nbins; b++) {
+		uint64_t now = offered(st->s, link, 0) + offered(st->s, link, 1);
+
+		sim_run_until(st->s, (b + 1) * BIN_NS);
+		offer[b] = offered(st->s, link, 0) + offered(st->s, link, 1) - now;
+	}
+}
+
 int sim_fabric_failover(const struct sim_fabric_cfg *c, uint32_t msg, uint64_t duration_ns,
                         uint64_t fail_at_ns, bool blackhole, uint64_t converge_ns,
                         struct sim_fabric_result *r)
 {
-	struct sim_rng rng = sim_rng_derive(c->seed, 78);
+	struct sefa_rng rng = sefa_rng_derive(c->seed, 78);
 	struct study st;
-	double t0 = wall_now(), before = 0, low = HUGE_VAL, base = 0;
-	size_t fail_bin, nb_before = 0;
+	double t0 = wall_now();
 	uint64_t *offer = NULL;
 	int link;
 
@@ -458,41 +547,10 @@ int sim_fabric_failover(const struct sim_fabric_cfg *c, uint32_t msg, uint64_t d
 	link = st.uplink[0];
 	sim_link_at(st.s, fail_at_ns, link, blackhole ? SIM_LINK_BLACKHOLE : SIM_LINK_DOWN,
 	            converge_ns);
-	/* Step through the run, counting what is handed to the failing link per bin. */
-	for (size_t b = 0; b < st.nbins; b++) {
-		uint64_t now = offered(st.s, link, 0) + offered(st.s, link, 1);
-
-		sim_run_until(st.s, (b + 1) * BIN_NS);
-		offer[b] = offered(st.s, link, 0) + offered(st.s, link, 1) - now;
-	}
+	run_counting_offers(&st, link, offer);
 	sim_run(st.s, 600 * SIM_NS_PER_S);
-	fail_bin = (size_t)(fail_at_ns / BIN_NS);
-	/* Traffic has left the link once a whole millisecond sees under a tenth of what
-	 * it carried before (after-cooldown probes of the path are that little). */
-	for (size_t b = fail_bin / 5; b < fail_bin; b++)
-		base += (double)offer[b];
-	base /= (double)(fail_bin - fail_bin / 5 ? fail_bin - fail_bin / 5 : 1);
-	r->leave_us = -1;
-	for (size_t b = fail_bin; b + 10 <= st.nbins && r->leave_us < 0; b++) {
-		bool quiet = true;
-
-		for (size_t k = b; k < b + 10; k++)
-			quiet &= (double)offer[k] <= 0.1 * base;
-		if (quiet)
-			r->leave_us = (double)(b * BIN_NS - fail_at_ns) / 1e3;
-	}
-	/* Throughput before: the bins after warm-up (the first fifth) up to the failure. */
-	for (size_t b = fail_bin / 5; b < fail_bin; b++, nb_before++)
-		before += (double)st.bins[b];
-	before = nb_before ? before / (double)nb_before : 0;
-	r->recover_us = -1;
-	for (size_t b = fail_bin; b + 1 < st.nbins; b++) {
-		if ((double)st.bins[b] < low)
-			low = (double)st.bins[b];
-		if (r->recover_us < 0 && b > fail_bin && (double)st.bins[b] >= 0.9 * before)
-			r->recover_us = (double)((b + 1) * BIN_NS - fail_at_ns) / 1e3;
-	}
-	r->dip = before > 0 && low < HUGE_VAL ? low / before : 0;
+	r->leave_us = leave_time(offer, st.nbins, (size_t)(fail_at_ns / BIN_NS), fail_at_ns);
+	recovery(&st, (size_t)(fail_at_ns / BIN_NS), fail_at_ns, r);
 	free(offer);
 	qsort(st.event_fct, st.nevent, sizeof(double), cmp_double);
 	r->event_p99_us = pct(st.event_fct, st.nevent, 0.99);

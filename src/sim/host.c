@@ -103,6 +103,13 @@ static struct sim_op *identify(struct sim_host *h, const struct srd_rx_msg *m)
 	return op;
 }
 
+/* Whether a write or read may touch the region: its key, its range (each operation
+ * has a place of SIM_SLOT bytes), and the region still registered. */
+static bool region_admits(const struct sim_host *h, const struct srd_rx_msg *m)
+{
+	return m->rkey == SIM_RKEY && m->raddr % SIM_SLOT + m->len <= SIM_SLOT && !h->region_gone;
+}
+
 /*
  * What a real target refuses, in the order EFA checks (QP, qkey, then memory); then
  * what only a test knows: whether the message is one posted to us (*op).
@@ -111,7 +118,7 @@ static int admit(struct sim_host *h, const struct srd_rx_msg *m, struct sim_op *
 {
 	if (m->dst_qpn != SIM_QPN || m->qkey != SIM_QKEY)
 		return SRD_REMOTE_BAD_DEST_QPN;
-	if (m->op != SRD_MSG_SEND && m->rkey != SIM_RKEY)
+	if (m->op != SRD_MSG_SEND && !region_admits(h, m))
 		return SRD_REMOTE_BAD_ADDRESS;
 	*op = identify(h, m);
 	if (!*op) {
@@ -129,8 +136,10 @@ static int cb_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	bool credit = m->op == SRD_MSG_SEND || m->op == SRD_MSG_WRITE_IMM;
 	struct sim_claim *c;
 	struct sim_op *op = NULL;
-	int st = admit(h, m, &op);
+	int st;
 
+	h->claim_calls++;
+	st = admit(h, m, &op);
 	if (st != SRD_OK)
 		return st;
 	if (credit && h->credits == 0)
@@ -147,6 +156,7 @@ static int cb_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	c->next = h->claims;
 	h->claims = c;
 	h->nclaims++;
+	h->claims_made++;
 	*handle = c;
 	return SRD_OK;
 }
@@ -157,11 +167,14 @@ static int cb_rx_place(void *user, void *handle, uint32_t offset, const uint8_t 
 	struct sim_claim *c = handle;
 	struct sim_op *op = op_of(h->s, c->op);
 
+	if (op->kind != SIM_OP_SEND && h->region_gone)
+		return SRD_REMOTE_BAD_ADDRESS; /* never into deregistered memory */
 	if ((uint64_t)offset + len > c->len)
 		op->bad_bytes += len;
 	else if (h->s->verify)
 		op->bad_bytes += count_bad(data, op->id, offset, len);
 	c->placed += len;
+	op->landed += len;
 	return SRD_OK;
 }
 
@@ -312,9 +325,9 @@ static const struct srd_callbacks host_cb = {
 /* Each incarnation of each host draws its own stream (epochs, PSNs, path choices). */
 static uint64_t mix_seed(uint64_t seed, int host, uint32_t life)
 {
-	struct sim_rng r = sim_rng_derive(seed, 500000 + (uint64_t)host * 1000 + life);
+	struct sefa_rng r = sefa_rng_derive(seed, 500000 + (uint64_t)host * 1000 + life);
 
-	return sim_rand(&r) | 1;
+	return sefa_rand(&r) | 1;
 }
 
 int sim_host_start(struct sim *s, struct sim_host *h)
@@ -399,6 +412,70 @@ static void reschedule(struct sim *s, struct sim_host *h)
 		             NULL);
 }
 
+/* Every packet fits the datagram size, whatever its opcode, and names only bytes of
+ * its own message. */
+static bool out_ok(const struct sim_host *h, const struct srd_pkt_out *out)
+{
+	const struct sim_tx *t = out->cookie;
+
+	if (out->hdr_len + out->len > h->cfg.mss + SRD_DATA_HDR_LEN)
+		return false;
+	return !out->len || (t && (uint64_t)out->offset + out->len <= t->len);
+}
+
+/* The datagram of a packet the core produced, or NULL when out of memory. */
+static struct sim_pkt *pkt_of(struct sim *s, struct sim_host *h, const struct srd_pkt_out *out)
+{
+	struct sim_pkt *pk = sim_pkt_alloc(s, out->hdr_len + out->len);
+
+	if (!pk)
+		return NULL;
+	memcpy(pk->bytes, out->hdr, out->hdr_len);
+	if (out->len && s->verify) {
+		const struct sim_tx *t = out->cookie;
+
+		fill(pk->bytes + out->hdr_len, t->op, out->offset, out->len);
+	}
+	pk->id = s->host_pkts_sent++;
+	pk->sent_ns = s->now;
+	pk->src_ip = h->ip;
+	pk->dst_ip = out->to.ip;
+	pk->sport = (uint16_t)(SIM_BASE_PORT + out->path);
+	pk->dport = out->to.port;
+	return pk;
+}
+
+/* Whether the test's filter drops the packet (it may hold it back instead). */
+static bool filter_drops(struct sim *s, struct sim_pkt *pk)
+{
+	uint32_t to = pk->dst_ip - 0x0a000001u;
+	struct sim_wire w = {(int)(pk->src_ip - 0x0a000001u),
+	                     to < (uint32_t)s->nhosts ? (int)to : -1,
+	                     (uint32_t)(pk->sport - SIM_BASE_PORT), pk->bytes, pk->len};
+	uint64_t hold = 0;
+	bool drop = s->filter(s->filter_arg, &w, &hold);
+
+	pk->hold_ns = hold;
+	return drop;
+}
+
+/* The drop window and the filter, tests' exact losses, before the uplink. */
+static bool lost_by_test(struct sim *s, struct sim_chan *up, struct sim_pkt *pk)
+{
+	const char *why = NULL;
+
+	if (pk->id >= s->drop_from && pk->id - s->drop_from < s->drop_n)
+		why = "window";
+	else if (s->filter && filter_drops(s, pk))
+		why = "filter";
+	if (!why)
+		return false;
+	up->st.drop_loss++;
+	sim_trace(s, "drop %s pkt%llu", why, (unsigned long long)pk->id);
+	sim_pkt_lost(s, pk);
+	return true;
+}
+
 void sim_host_pump(struct sim *s, struct sim_host *h)
 {
 	struct sim_chan *up = h->uplink >= 0 ? &s->chans[h->uplink] : NULL;
@@ -416,29 +493,14 @@ void sim_host_pump(struct sim *s, struct sim_host *h)
 
 		if (!srd_write_pkt(h->ep, s->now, &out))
 			break;
-		pk = sim_pkt_alloc(s, out.hdr_len + out.len);
+		if (!out_ok(h, &out))
+			h->bad_out++;
+		pk = pkt_of(s, h, &out);
 		if (!pk)
 			break;
-		memcpy(pk->bytes, out.hdr, out.hdr_len);
-		if (out.len && s->verify) {
-			const struct sim_tx *t = out.cookie;
-
-			fill(pk->bytes + out.hdr_len, t->op, out.offset, out.len);
-		}
-		pk->id = s->host_pkts_sent++;
-		pk->sent_ns = s->now;
-		pk->src_ip = h->ip;
-		pk->dst_ip = out.to.ip;
-		pk->sport = (uint16_t)(SIM_BASE_PORT + out.path);
-		pk->dport = out.to.port;
 		trace_pkt(s, "send", pk);
-		if (pk->id >= s->drop_from && pk->id - s->drop_from < s->drop_n) {
-			up->st.drop_loss++;
-			sim_trace(s, "drop window pkt%llu", (unsigned long long)pk->id);
-			sim_pkt_lost(s, pk);
-			continue;
-		}
-		sim_chan_send(s, h->uplink, pk);
+		if (!lost_by_test(s, up, pk))
+			sim_chan_send(s, h->uplink, pk);
 	}
 	reschedule(s, h);
 }
@@ -500,9 +562,9 @@ void sim_host_post(struct sim *s, struct sim_op *op)
 	d.imm = op->id;
 	d.has_imm = op->kind == SIM_OP_SEND || op->kind == SIM_OP_WRITE_IMM;
 	d.rkey = op->fault == SIM_OP_BAD_RKEY ? SIM_RKEY ^ 0xff00u : SIM_RKEY;
-	d.raddr = (uint64_t)op->id * SIM_SLOT;
+	d.raddr = (uint64_t)op->id * SIM_SLOT + (op->fault == SIM_OP_BAD_RANGE ? SIM_SLOT - 1 : 0);
 	d.sl = op->sl;
-	d.rnr_retry = 7;
+	d.rnr_retry = op->rnr_retry;
 	sim_trace(s, "post op%u h%d>h%d kind %u len %u fault %u", op->id, op->src, op->dst,
 	          op->kind, op->len, op->fault);
 	peer = srd_peer_get(h->ep, &to);
@@ -515,4 +577,12 @@ void sim_host_post(struct sim *s, struct sim_op *op)
 		return;
 	}
 	sim_host_pump(s, h);
+}
+
+void sim_host_region(struct sim *s, struct sim_host *h, bool registered)
+{
+	sim_trace(s, "region h%d %s", h->idx, registered ? "registered" : "gone");
+	h->region_gone = !registered;
+	if (!registered)
+		h->region_gone_ns = s->now;
 }

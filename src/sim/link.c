@@ -107,12 +107,12 @@ static bool lost(struct sim_chan *c)
 	if (f->burst_enter > 0) {
 		/* The state moves every packet, whether or not another fault takes it. */
 		if (c->burst_bad)
-			c->burst_bad = sim_unif(&c->rng) >= f->burst_leave;
+			c->burst_bad = sefa_unif(&c->rng) >= f->burst_leave;
 		else
-			c->burst_bad = sim_unif(&c->rng) < f->burst_enter;
+			c->burst_bad = sefa_unif(&c->rng) < f->burst_enter;
 		drop |= c->burst_bad;
 	}
-	if (f->loss > 0 && sim_unif(&c->rng) < f->loss)
+	if (f->loss > 0 && sefa_unif(&c->rng) < f->loss)
 		drop = true;
 	return drop;
 }
@@ -146,16 +146,17 @@ void sim_chan_tx_done(struct sim *s, int chan)
 		sim_pkt_lost(s, pk);
 		return;
 	}
-	if (c->cfg.corrupt > 0 && sim_unif(&c->rng) < c->cfg.corrupt) {
+	if (c->cfg.corrupt > 0 && sefa_unif(&c->rng) < c->cfg.corrupt) {
 		c->st.corrupts++;
 		pk->corrupted = true;
 	}
-	at = s->now + c->cfg.delay_ns;
-	if (c->cfg.reorder > 0 && sim_unif(&c->rng) < c->cfg.reorder) {
+	at = s->now + c->cfg.delay_ns + pk->hold_ns;
+	pk->hold_ns = 0; /* held once, on its first wire */
+	if (c->cfg.reorder > 0 && sefa_unif(&c->rng) < c->cfg.reorder) {
 		c->st.reorders++;
-		at += 1 + sim_below(&c->rng, c->cfg.reorder_ns ? c->cfg.reorder_ns : 1);
+		at += 1 + sefa_below(&c->rng, c->cfg.reorder_ns ? c->cfg.reorder_ns : 1);
 	}
-	if (c->cfg.dup > 0 && sim_unif(&c->rng) < c->cfg.dup) {
+	if (c->cfg.dup > 0 && sefa_unif(&c->rng) < c->cfg.dup) {
 		struct sim_pkt *copy = sim_pkt_alloc(s, pk->len);
 
 		if (copy) {
@@ -164,7 +165,7 @@ void sim_chan_tx_done(struct sim *s, int chan)
 			memcpy(copy, pk, sizeof(*pk) + pk->len);
 			copy->cap = ccap;
 			c->st.dups++;
-			sim_schedule(s, at + 1 + sim_below(&c->rng, 1000), EV_ARRIVE, chan, 0, 0,
+			sim_schedule(s, at + 1 + sefa_below(&c->rng, 1000), EV_ARRIVE, chan, 0, 0,
 			             copy);
 		}
 	}

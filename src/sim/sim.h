@@ -20,45 +20,11 @@
 #include <stdio.h>
 
 #include "../srd/srd.h"
+#include "../util/rng.h"
 
 #define SIM_NS_PER_US 1000ull
 #define SIM_NS_PER_MS 1000000ull
 #define SIM_NS_PER_S  1000000000ull
-
-/* ---- randomness: splitmix64, one stream per purpose --------------------------- */
-
-struct sim_rng {
-	uint64_t s;
-};
-
-static inline uint64_t sim_rand(struct sim_rng *r)
-{
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static inline double sim_unif(struct sim_rng *r)
-{
-	return (double)(sim_rand(r) >> 11) * 0x1p-53;
-}
-
-/* Uniform in [0, n); 0 when n is 0. */
-static inline uint64_t sim_below(struct sim_rng *r, uint64_t n)
-{
-	return n ? sim_rand(r) % n : 0;
-}
-
-static inline struct sim_rng sim_rng_derive(uint64_t seed, uint64_t stream)
-{
-	struct sim_rng r = {seed ^ (stream * 0xd1b54a32d192ed03ull)};
-
-	sim_rand(&r);
-	return r;
-}
 
 /* ---- links ---------------------------------------------------------------------- */
 
@@ -99,6 +65,9 @@ enum sim_op_fault {
 	SIM_OP_BAD_RKEY, /* expect SRD_REMOTE_BAD_ADDRESS */
 	SIM_OP_BAD_QPN,  /* expect SRD_REMOTE_BAD_DEST_QPN */
 	SIM_OP_BAD_QKEY, /* expect SRD_REMOTE_BAD_DEST_QPN */
+	/* A write or read running past the end of its place in the target's region (it
+	 * starts at the region's last byte): expect SRD_REMOTE_BAD_ADDRESS. */
+	SIM_OP_BAD_RANGE,
 };
 
 struct sim_op {
@@ -107,6 +76,7 @@ struct sim_op {
 	uint8_t kind;      /* enum sim_op_kind */
 	uint8_t fault;     /* enum sim_op_fault */
 	uint8_t sl;
+	uint8_t rnr_retry; /* 7 (the default): for ever; else it may fail with 10 */
 	uint32_t len;
 	uint64_t post_ns;
 	/* Outcome, as the application saw it. */
@@ -117,6 +87,7 @@ struct sim_op {
 	uint64_t done_ns;
 	uint32_t delivered;   /* target completions (rx_done; a read: rx_read) */
 	uint32_t placed;      /* bytes placed by the requester (a read's answer) */
+	uint32_t landed;      /* bytes placed at the target (a send's or a write's) */
 	uint32_t bad_bytes;   /* bytes that landed with the wrong value or place */
 	uint32_t answered;    /* a read: its answer's tx_done(OK) calls at the target */
 	uint32_t answer_done; /* a read: its answer's tx_done calls, any status */
@@ -168,6 +139,14 @@ void sim_credits_at(struct sim *s, uint64_t at, int host, int64_t credits);
 /* Queues an operation to be posted at post_ns; returns its id. */
 uint32_t sim_post(struct sim *s, uint16_t src, uint16_t dst, uint8_t kind, uint32_t len,
                   uint64_t post_ns, uint8_t fault, uint8_t sl);
+/* How often a queued operation may be refused for want of a receive (default 7). */
+void sim_set_rnr_retry(struct sim *s, uint32_t id, uint8_t rnr_retry);
+/*
+ * The host's memory region is deregistered (registered false) or registered again at
+ * `at`: while it is gone, writes and reads to it are refused, and so are the bytes of
+ * writes it had claimed (SRD_REMOTE_BAD_ADDRESS), as a real target's would be.
+ */
+void sim_region_at(struct sim *s, uint64_t at, int host, bool registered);
 
 /* Runs until every operation is done, until the time `until`, or the guard. */
 enum sim_run_end sim_run(struct sim *s, uint64_t until);
@@ -182,6 +161,22 @@ uint32_t sim_nops(const struct sim *s);
 /* Exact loss for the exhaustive tests: host-sent packets numbered [from, from + n) are lost. */
 void sim_drop_window(struct sim *s, uint64_t from, uint64_t n);
 uint64_t sim_host_pkts_sent(const struct sim *s);
+
+/* A packet a host sends, as a test's filter sees it. */
+struct sim_wire {
+	int from, to;  /* host indices (to is -1 for an address no host has) */
+	uint32_t path; /* the sender's path: its source port index */
+	const uint8_t *bytes;
+	uint32_t len;
+};
+
+/*
+ * A test's own hand on the network, after the drop window: called for every packet a
+ * host sends; true drops it, and *hold_ns (0 on the call) delays its arrival by that
+ * much. NULL: none (the default).
+ */
+typedef bool (*sim_filter_fn)(void *arg, const struct sim_wire *w, uint64_t *hold_ns);
+void sim_set_filter(struct sim *s, sim_filter_fn fn, void *arg);
 
 /* Called for every operation as it completes (fabric studies measure here). */
 void sim_on_done(struct sim *s, void (*fn)(void *arg, const struct sim_op *op), void *arg);
@@ -219,5 +214,19 @@ int sim_nlinks(const struct sim *s);
 const struct sim_chan_stats *sim_chan_stats(const struct sim *s, int link, int dir);
 void sim_totals(const struct sim *s, struct sim_totals *t);
 const struct srd_ep *sim_host_ep(const struct sim *s, int host);
+/* What host's endpoint knows of its peer `peer` (a host index): 0, or -1 when the
+ * host is down or out of memory. */
+int sim_peer_info(struct sim *s, int host, int peer, struct srd_peer_info *info);
+
+/* What a host's application saw, summed over its incarnations. */
+struct sim_host_stats {
+	uint64_t claim_calls;    /* rx_claim calls, refused ones too */
+	uint64_t claims;         /* ...that claimed: a receive, or a write's target */
+	uint64_t claims_aborted; /* claims the core gave back unfinished */
+	uint64_t phantoms;       /* messages never posted to it */
+	uint64_t bad_out;        /* packets it sent over the datagram size or naming bytes
+	                          * outside their message */
+};
+void sim_host_stats(const struct sim *s, int host, struct sim_host_stats *st);
 
 #endif

@@ -25,6 +25,7 @@ enum sim_ev_type {
 	EV_CRASH,   /* host a dies */
 	EV_RESTART, /* host a comes back as a new incarnation */
 	EV_CREDITS, /* host a's receive credits become g (as int64) */
+	EV_REGION,  /* host a's memory region is registered (b = 1) or gone (b = 0) */
 };
 
 struct sim_event {
@@ -52,6 +53,7 @@ struct sim_pkt {
 	uint32_t src_ip, dst_ip;
 	uint16_t sport, dport;
 	uint64_t sent_ns; /* when its host sent it */
+	uint64_t hold_ns; /* a filter's extra delay, taken by the first channel */
 	uint32_t len;
 	uint32_t cap;   /* bytes the buffer holds */
 	bool corrupted; /* a bit flipped on a wire: the receiver's UDP checksum drops it */
@@ -70,7 +72,7 @@ struct sim_chan {
 	bool blackhole; /* drops everything, routing unaware */
 	bool burst_bad;
 	uint64_t seen; /* packets that finished serialization (mask index) */
-	struct sim_rng rng;
+	struct sefa_rng rng;
 	struct sim_chan_stats st;
 };
 
@@ -112,8 +114,12 @@ struct sim_host {
 	struct sim_claim *claims;
 	uint32_t nclaims;
 	struct sim_tx *txs; /* our operations in the core, and answers to peers' reads */
-	uint64_t claims_aborted;
-	uint64_t phantoms; /* messages that were never posted to us */
+	uint64_t claim_calls, claims_made, claims_aborted;
+	uint64_t phantoms;       /* messages that were never posted to us */
+	uint64_t bad_out;        /* packets the core produced against its contract */
+	bool region_gone;        /* writes and reads refused (sim_region_at) */
+	uint64_t region_gone_ns; /* when it last went: a write or read may fail with 7
+	                          * after it; UINT64_MAX when it never did */
 	struct sim *s;
 	/* summed over incarnations */
 	struct srd_stats past;
@@ -151,7 +157,7 @@ struct sim_blackout {
 struct sim {
 	uint64_t now;
 	uint64_t seed;
-	struct sim_rng rng;
+	struct sefa_rng rng;
 	struct sim_heap ev;
 	uint64_t ev_seq, events, max_events;
 
@@ -191,6 +197,8 @@ struct sim {
 
 	FILE *trace;
 	bool verify;
+	sim_filter_fn filter;
+	void *filter_arg;
 	void (*on_done)(void *arg, const struct sim_op *op);
 	void *on_done_arg;
 	uint8_t *scratch; /* payload gather buffer */
@@ -223,6 +231,7 @@ void sim_host_stop(struct sim *s, struct sim_host *h);
 void sim_host_receive(struct sim *s, struct sim_host *h, struct sim_pkt *pk);
 void sim_host_timer(struct sim *s, struct sim_host *h, uint64_t gen);
 void sim_host_post(struct sim *s, struct sim_op *op);
+void sim_host_region(struct sim *s, struct sim_host *h, bool registered);
 void sim_host_pump(struct sim *s, struct sim_host *h);
 void sim_op_finish(struct sim *s, struct sim_op *op, int status);
 /* A completion counted at host h (bytes count only for successes). */

@@ -31,7 +31,7 @@ struct sim *sim_new(uint64_t seed)
 	if (!s)
 		return NULL;
 	s->seed = seed;
-	s->rng = sim_rng_derive(seed, 1);
+	s->rng = sefa_rng_derive(seed, 1);
 	s->max_events = DEFAULT_MAX_EVENTS;
 	s->verify = true;
 	return s;
@@ -104,6 +104,12 @@ void sim_on_done(struct sim *s, void (*fn)(void *arg, const struct sim_op *op), 
 	s->on_done_arg = arg;
 }
 
+void sim_set_filter(struct sim *s, sim_filter_fn fn, void *arg)
+{
+	s->filter = fn;
+	s->filter_arg = arg;
+}
+
 void sim_trace(struct sim *s, const char *fmt, ...)
 {
 	va_list ap;
@@ -154,7 +160,7 @@ static int node_add(struct sim *s, bool is_host)
 		return -1;
 	memset(&s->nodes[s->nnodes], 0, sizeof(s->nodes[0]));
 	s->nodes[s->nnodes].is_host = is_host;
-	s->nodes[s->nnodes].salt = sim_rand(&s->rng);
+	s->nodes[s->nnodes].salt = sefa_rand(&s->rng);
 	return s->nnodes++;
 }
 
@@ -177,6 +183,7 @@ int sim_add_host(struct sim *s, const struct srd_config *cfg)
 	h->cfg.local_port = SIM_BASE_PORT;
 	h->credits = -1;
 	h->uplink = -1;
+	h->region_gone_ns = UINT64_MAX;
 	h->s = s;
 	s->nodes[node].host = h->idx;
 	if (cfg->mss + SRD_DATA_HDR_LEN > s->pkt_max)
@@ -207,7 +214,7 @@ static int chan_add(struct sim *s, int from, int to, int link, int dir,
 	c->dir = dir;
 	c->cfg = *cfg;
 	c->up = c->routed = true;
-	c->rng = sim_rng_derive(s->seed, 1000 + (uint64_t)s->nchans);
+	c->rng = sefa_rng_derive(s->seed, 1000 + (uint64_t)s->nchans);
 	n->out[n->nout++] = s->nchans;
 	if (n->is_host && s->hosts[n->host].uplink < 0)
 		s->hosts[n->host].uplink = s->nchans;
@@ -468,6 +475,11 @@ void sim_credits_at(struct sim *s, uint64_t at, int host, int64_t credits)
 	sim_schedule(s, at, EV_CREDITS, host, 0, (uint64_t)credits, NULL);
 }
 
+void sim_region_at(struct sim *s, uint64_t at, int host, bool registered)
+{
+	sim_schedule(s, at, EV_REGION, host, registered, 0, NULL);
+}
+
 uint32_t sim_post(struct sim *s, uint16_t src, uint16_t dst, uint8_t kind, uint32_t len,
                   uint64_t post_ns, uint8_t fault, uint8_t sl)
 {
@@ -485,10 +497,17 @@ uint32_t sim_post(struct sim *s, uint16_t src, uint16_t dst, uint8_t kind, uint3
 	op->post_ns = post_ns;
 	op->fault = fault;
 	op->sl = sl;
+	op->rnr_retry = 7;
 	op->status = -1;
 	s->unposted++;
 	sim_schedule(s, post_ns, EV_POST, (int)op->id, 0, 0, NULL);
 	return s->nops++;
+}
+
+void sim_set_rnr_retry(struct sim *s, uint32_t id, uint8_t rnr_retry)
+{
+	if (id < s->nops)
+		s->ops[id].rnr_retry = rnr_retry;
 }
 
 void sim_drop_window(struct sim *s, uint64_t from, uint64_t n)
@@ -523,36 +542,44 @@ static void set_link(struct sim *s, int link, int st, uint64_t converge)
 	sim_connectivity_update(s);
 }
 
+/* A packet reaches the far end of a channel: its host, or a switch that forwards it. */
+static void arrive(struct sim *s, int chan, struct sim_pkt *pk)
+{
+	int to = s->chans[chan].to;
+	int next;
+
+	if (s->nodes[to].is_host) {
+		sim_host_receive(s, &s->hosts[s->nodes[to].host], pk);
+		return;
+	}
+	next = sim_route_pick(s, to, pk);
+	if (next < 0) {
+		s->no_route_drops++;
+		sim_pkt_lost(s, pk);
+		return;
+	}
+	sim_chan_send(s, next, pk);
+}
+
+static void tx_done(struct sim *s, int chan)
+{
+	int from = s->chans[chan].from;
+
+	sim_chan_tx_done(s, chan);
+	/* Room on a host's uplink: it may hand the core's next packets over. */
+	if (s->nodes[from].is_host)
+		sim_host_pump(s, &s->hosts[s->nodes[from].host]);
+}
+
 static void dispatch(struct sim *s, const struct sim_event *e)
 {
 	switch (e->type) {
-	case EV_ARRIVE: {
-		struct sim_pkt *pk = e->p;
-		int to = s->chans[e->a].to;
-		int next;
-
-		if (s->nodes[to].is_host) {
-			sim_host_receive(s, &s->hosts[s->nodes[to].host], pk);
-			break;
-		}
-		next = sim_route_pick(s, to, pk);
-		if (next < 0) {
-			s->no_route_drops++;
-			sim_pkt_lost(s, pk);
-			break;
-		}
-		sim_chan_send(s, next, pk);
+	case EV_ARRIVE:
+		arrive(s, e->a, e->p);
 		break;
-	}
-	case EV_TX_DONE: {
-		int from = s->chans[e->a].from;
-
-		sim_chan_tx_done(s, e->a);
-		/* Room on a host's uplink: it may hand the core's next packets over. */
-		if (s->nodes[from].is_host)
-			sim_host_pump(s, &s->hosts[s->nodes[from].host]);
+	case EV_TX_DONE:
+		tx_done(s, e->a);
 		break;
-	}
 	case EV_TIMER:
 		sim_host_timer(s, &s->hosts[e->a], e->g);
 		break;
@@ -583,6 +610,9 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 	case EV_CREDITS:
 		sim_trace(s, "credits h%d %lld", e->a, (long long)(int64_t)e->g);
 		s->hosts[e->a].credits = (int64_t)e->g;
+		break;
+	case EV_REGION:
+		sim_host_region(s, &s->hosts[e->a], e->b);
 		break;
 	}
 }
@@ -655,6 +685,28 @@ const struct sim_chan_stats *sim_chan_stats(const struct sim *s, int link, int d
 const struct srd_ep *sim_host_ep(const struct sim *s, int host)
 {
 	return s->hosts[host].ep;
+}
+
+int sim_peer_info(struct sim *s, int host, int peer, struct srd_peer_info *info)
+{
+	struct srd_addr to = {s->hosts[peer].ip, SIM_BASE_PORT};
+	struct srd_peer *p = s->hosts[host].ep ? srd_peer_get(s->hosts[host].ep, &to) : NULL;
+
+	if (!p)
+		return -1;
+	srd_peer_info(p, info);
+	return 0;
+}
+
+void sim_host_stats(const struct sim *s, int host, struct sim_host_stats *st)
+{
+	const struct sim_host *h = &s->hosts[host];
+
+	st->claim_calls = h->claim_calls;
+	st->claims = h->claims_made;
+	st->claims_aborted = h->claims_aborted;
+	st->phantoms = h->phantoms;
+	st->bad_out = h->bad_out;
 }
 
 void sim_totals(const struct sim *s, struct sim_totals *t)

@@ -140,7 +140,7 @@ static void test_exhaustive(void)
 static void test_random_masks(void)
 {
 	for (uint64_t seed = 1; seed <= 50; seed++) {
-		struct sim_rng r = sim_rng_derive(seed, 99);
+		struct sefa_rng r = sefa_rng_derive(seed, 99);
 		struct sim *s = sim_new(seed);
 		struct srd_config c = host_cfg(4);
 		int sw;
@@ -154,7 +154,7 @@ static void test_random_masks(void)
 			for (int d = 0; d < 2; d++) {
 				l[d].mask_len = 64;
 				for (int b = 0; b < 64; b++)
-					if (sim_unif(&r) < 0.3)
+					if (sefa_unif(&r) < 0.3)
 						l[d].loss_mask |= 1ull << b;
 			}
 			sim_connect(s, sim_host_node(s, i), sw, &l[0], &l[1]);

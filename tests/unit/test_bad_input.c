@@ -14,6 +14,7 @@
 
 #include "../../src/net/counters.h"
 #include "../../src/srd/wire.h"
+#include "../../src/util/rng.h"
 #include "pair.h"
 
 enum garbage {
@@ -29,14 +30,11 @@ enum garbage {
 	G_COUNT
 };
 
-static uint64_t rng;
+static struct sefa_rng rng;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return sefa_rand(&rng);
 }
 
 static size_t make_garbage(enum garbage kind, uint8_t *buf, size_t cap, uint16_t dst_qpn,
@@ -108,7 +106,7 @@ int main(void)
 	unsigned rounds = 300, window = 32;
 	int fd;
 
-	rng = check_seed_init() | 1;
+	rng = sefa_rng_seed(check_seed_init());
 	REQUIRE(mkdtemp(run_dir));
 	setenv("SOFTEFA_RUN_DIR", run_dir, 1);
 	end_open(&a, 0, 0, 0);

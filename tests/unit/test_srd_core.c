@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * The SRD core on a hand-driven clock and network (srd_harness.h): delivery exactly
- * once and intact under loss of every packet type, reordering, duplication; RNR;
- * peer death before and after it answered; peer restart; a dead path; congestion
- * response to delay and loss.
+ * The SRD core on the simulator's hosts (src/sim), two of them on one cable, with a
+ * filter deciding what the network does to each packet: delivery exactly once and
+ * intact under loss of every packet type, reordering, duplication; RNR; peer death
+ * before and after it answered; peer restart; a dead path; congestion response to
+ * delay and loss; RDMA and its access errors.
  */
-#include "../../src/srd/srd_impl.h"
-#include "srd_harness.h"
+#include "../../src/sim/sim.h"
+#include "../../src/srd/wire.h"
+#include "check.h"
+
+#define RUN_LIMIT_NS (60 * SIM_NS_PER_S)
 
 static struct srd_config base_cfg(void)
 {
@@ -20,50 +24,109 @@ static struct srd_config base_cfg(void)
 	return c;
 }
 
-/* Every message arrived exactly once and intact at node `to`, in some order. */
-static void check_delivery(struct harness *h, int to, int first, int n)
+/* 10 us each way, infinitely fast, never full: what happens to a packet is the test's. */
+static struct sim_link_cfg plain_link(void)
 {
-	struct h_node *nd = &h->nodes[to];
-	int found = 0;
+	struct sim_link_cfg l;
 
-	for (int i = first; i < first + n; i++) {
-		struct h_msg *m = &h->msgs[i];
-		int copies = 0;
-
-		CHECK_EQ(m->status, SRD_OK);
-		CHECK_EQ(m->done_count, 1);
-		for (int k = 0; k < nd->nrecvs; k++) {
-			struct h_recv *r = &nd->recvs[k];
-
-			if (r->done == 2 && r->imm == (uint32_t)i && r->len == m->len) {
-				copies++;
-				CHECK(memcmp(r->buf, m->data, m->len) == 0);
-			}
-		}
-		CHECK_EQ(copies, 1);
-		found += copies;
-	}
-	CHECK_EQ(found, n);
+	memset(&l, 0, sizeof(l));
+	l.delay_ns = 10 * SIM_NS_PER_US;
+	l.queue_bytes = 64u << 20;
+	return l;
 }
 
-static void send_batch(struct harness *h, int n)
+/* Host 0 and host 1 on one cable whose two directions are l. */
+static struct sim *pair_new(uint64_t seed, const struct srd_config *c, const struct sim_link_cfg *l)
+{
+	struct sim *s = sim_new(seed);
+
+	REQUIRE(s);
+	REQUIRE(sim_add_host(s, c) == 0 && sim_add_host(s, c) == 1);
+	REQUIRE(sim_connect(s, sim_host_node(s, 0), sim_host_node(s, 1), l, l) >= 0);
+	sim_routes_update(s);
+	return s;
+}
+
+static struct sim *pair_plain(uint64_t seed, const struct srd_config *c)
+{
+	struct sim_link_cfg l = plain_link();
+
+	return pair_new(seed, c, &l);
+}
+
+/* An operation from host 0 to host 1, posted now. */
+static uint32_t post(struct sim *s, uint8_t kind, uint32_t len, uint8_t fault)
+{
+	uint32_t id = sim_post(s, 0, 1, kind, len, sim_now(s), fault, 0);
+
+	REQUIRE(id != UINT32_MAX);
+	return id;
+}
+
+static void send_batch(struct sim *s, int n)
 {
 	for (int i = 0; i < n; i++)
-		h_send(h, 0, 1, (uint32_t)((i * 2654435761u) % 5000), (uint64_t)h->nmsgs, 7);
+		post(s, SIM_OP_SEND, (uint32_t)((i * 2654435761u) % 5000), SIM_OP_OK);
+}
+
+/* Runs until every operation is done (false when the livelock guard or the time limit
+ * came first), then lets the last acknowledgements and retransmissions play out (a
+ * second is past every timeout of base_cfg). */
+static bool run(struct sim *s)
+{
+	bool done = sim_run(s, sim_now(s) + RUN_LIMIT_NS) == SIM_END_DONE;
+
+	sim_run_until(s, sim_now(s) + SIM_NS_PER_S);
+	return done;
+}
+
+static const struct sim_op *op_at(const struct sim *s, uint32_t id)
+{
+	const struct sim_op *op = sim_op_get(s, id);
+
+	REQUIRE(op);
+	return op;
+}
+
+static const struct srd_stats *ep_stats(const struct sim *s, int host)
+{
+	const struct srd_ep *ep = sim_host_ep(s, host);
+
+	REQUIRE(ep);
+	return srd_ep_stats(ep);
+}
+
+/* Every operation of [first, first + n) arrived exactly once and intact, and the
+ * simulator's invariant holds (each byte as it landed, nothing left behind). */
+static void check_delivery(struct sim *s, uint32_t first, uint32_t n)
+{
+	for (uint32_t i = first; i < first + n; i++) {
+		const struct sim_op *op = op_at(s, i);
+
+		CHECK_EQ(op->status, SRD_OK);
+		CHECK_EQ(op->tx_done, 1);
+		CHECK_EQ(op->delivered, 1);
+		CHECK_EQ(op->bad_bytes, 0);
+		CHECK_EQ(op->kind == SIM_OP_READ ? op->placed : op->landed, op->len);
+	}
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
 }
 
 static void test_basic(void)
 {
 	struct srd_config c = base_cfg();
-	struct harness h;
+	struct sim *s = pair_plain(1, &c);
 
-	h_init(&h, 2, &c, 1);
-	h.nodes[1].recv_avail = 1000;
-	send_batch(&h, 200);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	check_delivery(&h, 1, 0, 200);
-	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->data_retx, 0);
-	h_free(&h);
+	send_batch(s, 200);
+	CHECK(run(s));
+	check_delivery(s, 0, 200);
+	CHECK_EQ(ep_stats(s, 0)->data_retx, 0);
+	sim_free(s);
+}
+
+static bool is_kind(const struct sim_wire *w, int kind)
+{
+	return w->len > 3 && w->bytes[3] == kind;
 }
 
 /* Drop pattern: the k-th..(k+len-1)-th packet of a kind. */
@@ -73,18 +136,13 @@ struct drop_spec {
 	int seen;
 };
 
-static int drop_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len, uint32_t path,
-                       uint64_t *delay)
+static bool drop_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
 	struct drop_spec *d = arg;
 
-	(void)from;
-	(void)to;
-	(void)len;
-	(void)path;
-	(void)delay;
-	if (pkt[3] != d->kind)
-		return 0;
+	(void)hold_ns;
+	if (!is_kind(w, d->kind))
+		return false;
 	d->seen++;
 	return d->seen > d->first && d->seen <= d->first + d->len;
 }
@@ -99,51 +157,34 @@ static void test_exhaustive_drops(void)
 		for (int len = 1; len <= 4; len++)
 			for (int first = 0; first < 24; first++) {
 				struct drop_spec d = {kinds[ki], first, len, 0};
-				struct harness h;
+				struct sim *s = pair_plain(100 + (uint64_t)first, &c);
+				int before = check_failures;
 
-				h_init(&h, 2, &c, 100 + (uint64_t)first);
-				h.filter = drop_filter;
-				h.filter_arg = &d;
-				h.nodes[1].recv_avail = 1000;
+				sim_set_filter(s, drop_filter, &d);
 				/* 8 messages, 1..4 packets each: ~20 data packets, ~20 acks. */
 				for (int i = 0; i < 8; i++)
-					h_send(&h, 0, 1, (uint32_t)(i * 500 + 1), (uint64_t)i, 7);
-				CHECK(h_run(&h, 1000000) < 1000000);
-				check_delivery(&h, 1, 0, 8);
-				if (check_failures) {
+					post(s, SIM_OP_SEND, (uint32_t)(i * 500 + 1), SIM_OP_OK);
+				CHECK(run(s));
+				check_delivery(s, 0, 8);
+				sim_free(s);
+				if (check_failures != before) {
 					fprintf(stderr, "  drop kind %d first %d len %d\n",
 					        kinds[ki], first, len);
-					h_free(&h);
 					return;
 				}
-				h_free(&h);
 			}
 }
 
-/* Random loss, duplication and reordering together, seeded. */
-struct chaos {
-	uint64_t rng;
-	int loss_pct, dup_pct, reorder_pct;
-};
-
-static int chaos_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len,
-                        uint32_t path, uint64_t *delay)
+/* Random loss, duplication and reordering (up to 200 us late) on both directions. */
+static struct sim_link_cfg chaos_link(int loss_pct, int dup_pct, int reorder_pct)
 {
-	struct chaos *c = arg;
-	uint64_t r = srd_rand(&c->rng) % 100;
+	struct sim_link_cfg l = plain_link();
 
-	(void)from;
-	(void)to;
-	(void)pkt;
-	(void)len;
-	(void)path;
-	if ((int)r < c->loss_pct)
-		return 1;
-	if ((int)(srd_rand(&c->rng) % 100) < c->reorder_pct)
-		*delay = srd_rand(&c->rng) % 200000; /* up to 200 us late */
-	if ((int)(srd_rand(&c->rng) % 100) < c->dup_pct)
-		return 2;
-	return 0;
+	l.loss = loss_pct / 100.0;
+	l.dup = dup_pct / 100.0;
+	l.reorder = reorder_pct / 100.0;
+	l.reorder_ns = 200 * SIM_NS_PER_US;
+	return l;
 }
 
 static void test_chaos(void)
@@ -152,25 +193,22 @@ static void test_chaos(void)
 	uint64_t seed0 = check_seed_init();
 
 	for (int round = 0; round < 40; round++) {
-		struct chaos ch = {seed0 + (uint64_t)round * 7919 + 1, 10 + round % 20, 10, 20};
-		struct harness h;
+		int loss = 10 + round % 20;
+		struct sim_link_cfg l = chaos_link(loss, 10, 20);
+		struct sim *s = pair_new(seed0 + (uint64_t)round, &c, &l);
+		int before = check_failures;
 
-		h_init(&h, 2, &c, seed0 + (uint64_t)round);
-		h.filter = chaos_filter;
-		h.filter_arg = &ch;
-		h.nodes[1].recv_avail = 1000;
-		send_batch(&h, 100);
-		CHECK(h_run(&h, 2000000) < 2000000);
-		check_delivery(&h, 1, 0, 100);
+		send_batch(s, 100);
+		CHECK(run(s));
+		check_delivery(s, 0, 100);
 		/* The network did its worst: there were retransmissions and duplicates. */
-		CHECK(srd_ep_stats(h.nodes[0].ep)->data_retx > 0);
-		CHECK(srd_ep_stats(h.nodes[1].ep)->data_dup_rx > 0);
-		if (check_failures) {
-			fprintf(stderr, "  chaos round %d (loss %d%%)\n", round, ch.loss_pct);
-			h_free(&h);
+		CHECK(ep_stats(s, 0)->data_retx > 0);
+		CHECK(ep_stats(s, 1)->data_dup_rx > 0);
+		sim_free(s);
+		if (check_failures != before) {
+			fprintf(stderr, "  chaos round %d (loss %d%%)\n", round, loss);
 			return;
 		}
-		h_free(&h);
 	}
 }
 
@@ -178,28 +216,32 @@ static void test_chaos(void)
 static void test_rnr(void)
 {
 	struct srd_config c = base_cfg();
-	struct harness h;
-	struct h_msg *m;
+	struct sim_host_stats hs;
+	struct sim *s = pair_plain(5, &c);
+	uint32_t m;
 
-	h_init(&h, 2, &c, 5);
-	m = h_send(&h, 0, 1, 3000, 0, 7); /* rnr_retry 7: for ever */
-	for (int i = 0; i < 200; i++)
-		h_step(&h);
-	CHECK_EQ(m->status, -1);
-	CHECK(srd_ep_stats(h.nodes[1].ep)->rnr_nak_tx > 0);
-	h.nodes[1].recv_avail = 1;
-	CHECK(h_run(&h, 1000000) < 1000000);
-	check_delivery(&h, 1, 0, 1);
-	h_free(&h);
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_SEND, 3000, SIM_OP_OK); /* rnr_retry 7: for ever */
+	sim_run_until(s, 5 * SIM_NS_PER_MS);
+	CHECK_EQ(op_at(s, m)->status, -1);
+	CHECK(ep_stats(s, 1)->rnr_nak_tx > 0);
+	sim_credits_at(s, sim_now(s), 1, 1);
+	CHECK(run(s));
+	check_delivery(s, 0, 1);
+	sim_free(s);
 
 	/* A bounded rnr_retry runs out: REMOTE_RNR, in bounded time. */
-	h_init(&h, 2, &c, 6);
-	m = h_send(&h, 0, 1, 100, 0, 3);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_REMOTE_RNR);
-	CHECK_EQ(m->done_count, 1);
-	CHECK_EQ(h.nodes[1].claims, 0);
-	h_free(&h);
+	s = pair_plain(6, &c);
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	sim_set_rnr_retry(s, m, 3);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, m)->status, SRD_REMOTE_RNR);
+	CHECK_EQ(op_at(s, m)->tx_done, 1);
+	sim_host_stats(s, 1, &hs);
+	CHECK_EQ(hs.claims, 0);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
 }
 
 /*
@@ -211,71 +253,75 @@ static void test_rnr(void)
 static void test_rnr_backoff(void)
 {
 	struct srd_config c = base_cfg();
-	struct harness h;
-	struct h_msg *m;
-	uint64_t t0, ready;
+	const struct sim_op *op;
+	struct sim *s;
+	uint64_t ready;
+	uint32_t m;
 
 	c.peer_timeout_ns = 2000000000ull;
-	h_init(&h, 2, &c, 11);
-	t0 = h.now;
-	m = h_send(&h, 0, 1, 100, 0, 3);
-	while (m->status == -1 && h_step(&h))
-		;
-	CHECK_EQ(m->status, SRD_REMOTE_RNR);
-	CHECK_EQ(srd_ep_stats(h.nodes[1].ep)->rnr_nak_tx, 4);
-	CHECK(h.now - t0 >= 700000);
-	CHECK(h.now - t0 < 1200000);
-	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->data_retx, 0);
-	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->rto_fired, 0);
-	h_free(&h);
+	s = pair_plain(11, &c);
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	sim_set_rnr_retry(s, m, 3);
+	CHECK(run(s));
+	op = op_at(s, m);
+	CHECK_EQ(op->status, SRD_REMOTE_RNR);
+	CHECK_EQ(ep_stats(s, 1)->rnr_nak_tx, 4);
+	CHECK(op->done_ns - op->post_ns >= 700000);
+	CHECK(op->done_ns - op->post_ns < 1200000);
+	CHECK_EQ(ep_stats(s, 0)->data_retx, 0);
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	sim_free(s);
 
-	h_init(&h, 2, &c, 12);
-	m = h_send(&h, 0, 1, 100, 0, 7);
-	ready = h.now + 50000000; /* the receiver posts 50 ms later */
-	while (m->status == -1 && h_step(&h))
-		if (h.now >= ready)
-			h.nodes[1].recv_avail = 1;
-	CHECK_EQ(m->status, SRD_OK);
-	CHECK(h.now >= ready);
-	CHECK(h.now - ready <= 10000000 + 1000000);
+	s = pair_plain(12, &c);
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	ready = sim_now(s) + 50000000; /* the receiver posts 50 ms later */
+	sim_credits_at(s, ready, 1, 1);
+	CHECK(run(s));
+	op = op_at(s, m);
+	CHECK_EQ(op->status, SRD_OK);
+	CHECK(op->done_ns >= ready);
+	CHECK(op->done_ns - ready <= 10000000 + 1000000);
 	/* Asked less and less often: a dozen times in 50 ms, not hundreds. */
-	CHECK(srd_ep_stats(h.nodes[1].ep)->rnr_nak_tx < 20);
-	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->rto_fired, 0);
-	check_delivery(&h, 1, 0, 1);
-	h_free(&h);
+	CHECK(ep_stats(s, 1)->rnr_nak_tx < 20);
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	check_delivery(s, 0, 1);
+	sim_free(s);
 }
 
 /* A destination the responder refuses: the error reaches the sender once. */
 static void test_bad_dest(void)
 {
 	struct srd_config c = base_cfg();
-	struct harness h;
-	struct h_msg *m;
+	struct sim *s = pair_plain(8, &c);
+	uint32_t m = post(s, SIM_OP_SEND, 2500, SIM_OP_BAD_QPN);
 
-	h_init(&h, 2, &c, 8);
-	h.nodes[1].recv_avail = 10;
-	h.nodes[1].accept_qpn = 99; /* our messages go to QPN 7 */
-	m = h_send(&h, 0, 1, 2500, 0, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_REMOTE_BAD_DEST_QPN);
-	CHECK_EQ(m->done_count, 1);
-	h_free(&h);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, m)->status, SRD_REMOTE_BAD_DEST_QPN);
+	CHECK_EQ(op_at(s, m)->tx_done, 1);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
 }
 
-/* Drops the first *arg acks node 1 sends once it has refused a claim: its answers. */
-static int drop_answers(void *arg, int from, int to, const uint8_t *pkt, uint32_t len,
-                        uint32_t path, uint64_t *delay)
-{
-	int *left = arg;
+/* Drops the first `left` acks host 1 sends once it has refused a claim: its answers. */
+struct answers {
+	struct sim *s;
+	int left;
+};
 
-	(void)to;
-	(void)path;
-	(void)delay;
-	if (from == 1 && H->nodes[1].claim_calls && len > 3 && pkt[3] == SRD_PKT_ACK && *left > 0) {
-		(*left)--;
-		return 1;
+static bool drop_answers(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct answers *a = arg;
+	struct sim_host_stats hs;
+
+	(void)hold_ns;
+	sim_host_stats(a->s, 1, &hs);
+	if (w->from == 1 && hs.claim_calls && is_kind(w, SRD_PKT_ACK) && a->left > 0) {
+		a->left--;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 /*
@@ -286,33 +332,26 @@ static int drop_answers(void *arg, int from, int to, const uint8_t *pkt, uint32_
 static void test_refused_answer_lost(void)
 {
 	struct srd_config c = base_cfg();
-	struct harness h;
-	struct h_msg *m;
-	int drops = 3;
+	struct sim *s = pair_plain(9, &c);
+	struct answers drops = {s, 3};
+	struct sim_host_stats hs;
+	uint32_t m;
 
-	h_init(&h, 2, &c, 9);
-	h.filter = drop_answers;
-	h.filter_arg = &drops;
-	h.nodes[1].recv_avail = 10;
-	h.nodes[1].accept_qpn = 99; /* our message goes to QPN 7 */
-	m = h_send(&h, 0, 1, 100, 0, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(drops, 0);
-	CHECK_EQ(m->status, SRD_REMOTE_BAD_DEST_QPN);
-	CHECK_EQ(m->done_count, 1);
-	CHECK_EQ(h.nodes[1].claim_calls, 1);
-	h_free(&h);
+	sim_set_filter(s, drop_answers, &drops);
+	m = post(s, SIM_OP_SEND, 100, SIM_OP_BAD_QPN);
+	CHECK(run(s));
+	CHECK_EQ(drops.left, 0);
+	CHECK_EQ(op_at(s, m)->status, SRD_REMOTE_BAD_DEST_QPN);
+	CHECK_EQ(op_at(s, m)->tx_done, 1);
+	sim_host_stats(s, 1, &hs);
+	CHECK_EQ(hs.claim_calls, 1);
+	sim_free(s);
 }
 
-static int drop_all_to(void *arg, int from, int to, const uint8_t *pkt, uint32_t len, uint32_t path,
-                       uint64_t *delay)
+static bool drop_all_to(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
-	(void)from;
-	(void)pkt;
-	(void)len;
-	(void)path;
-	(void)delay;
-	return to == *(int *)arg;
+	(void)hold_ns;
+	return w->to == *(int *)arg;
 }
 
 /* A peer that never answers fails with 15; one that answered, then died, with 13. */
@@ -320,83 +359,84 @@ static void test_peer_death(void)
 {
 	struct srd_config c = base_cfg();
 	int victim = 1;
-	struct harness h;
-	struct h_msg *m;
+	const struct sim_op *op;
+	struct sim *s = pair_plain(9, &c);
 	uint64_t t0;
+	uint32_t m;
 
-	h_init(&h, 2, &c, 9);
-	h.filter = drop_all_to;
-	h.filter_arg = &victim;
-	t0 = h.now;
-	m = h_send(&h, 0, 1, 100, 0, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_LOCAL_UNREACH_REMOTE);
-	CHECK(h.now - t0 >= c.peer_timeout_ns && h.now - t0 < c.peer_timeout_ns + c.rto_max_ns);
-	h_free(&h);
+	sim_set_filter(s, drop_all_to, &victim);
+	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
+	op = op_at(s, m);
+	CHECK_EQ(op->status, SRD_LOCAL_UNREACH_REMOTE);
+	CHECK(op->done_ns - op->post_ns >= c.peer_timeout_ns &&
+	      op->done_ns - op->post_ns < c.peer_timeout_ns + c.rto_max_ns);
+	sim_free(s);
 
-	h_init(&h, 2, &c, 10);
-	h.nodes[1].recv_avail = 100;
-	m = h_send(&h, 0, 1, 100, 0, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_OK);
-	h.nodes[1].alive = 0; /* the process is killed */
-	t0 = h.now;
+	s = pair_plain(10, &c);
+	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, m)->status, SRD_OK);
+	t0 = sim_now(s);
+	sim_crash_at(s, t0, 1); /* the process is killed */
 	for (int i = 0; i < 5; i++)
-		h_send(&h, 0, 1, 3000, (uint64_t)(i + 1), 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	for (int i = 1; i <= 5; i++) {
-		CHECK_EQ(h.msgs[i].status, SRD_LOCAL_UNRESP_REMOTE);
-		CHECK_EQ(h.msgs[i].done_count, 1);
+		post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
+	CHECK(run(s));
+	for (uint32_t i = 1; i <= 5; i++) {
+		op = op_at(s, i);
+		CHECK_EQ(op->status, SRD_LOCAL_UNRESP_REMOTE);
+		CHECK_EQ(op->tx_done, 1);
+		CHECK(op->done_ns - t0 < c.peer_timeout_ns + c.rto_max_ns);
 	}
-	CHECK(h.now - t0 < c.peer_timeout_ns + c.rto_max_ns);
-	h_free(&h);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
+}
+
+/* Host h dies and comes back at once: a new incarnation (a new epoch), same address. */
+static void restart_now(struct sim *s, int h)
+{
+	sim_crash_at(s, sim_now(s), h);
+	sim_restart_at(s, sim_now(s), h);
 }
 
 /* The receiver restarts (a new incarnation at the same address). */
 static void test_peer_restart(void)
 {
 	struct srd_config c = base_cfg();
-	struct harness h;
+	struct sim *s = pair_plain(11, &c);
 
-	h_init(&h, 2, &c, 11);
-	h.nodes[1].recv_avail = 100;
-	h_send(&h, 0, 1, 100, 0, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(h.msgs[0].status, SRD_OK);
-	srd_ep_del(h.nodes[1].ep);
-	h_node_start(&h, 1, &c, 777); /* new epoch */
-	h.nodes[1].recv_avail = 100;
-	h_send(&h, 0, 1, 100, 1, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, 0)->status, SRD_OK);
+	restart_now(s, 1);
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
 	/* The first message named the old incarnation: it fails; later ones go through. */
-	CHECK_EQ(h.msgs[1].status, SRD_LOCAL_UNRESP_REMOTE);
-	h_send(&h, 0, 1, 100, 2, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(h.msgs[2].status, SRD_OK);
-	CHECK_EQ(srd_ep_stats(h.nodes[0].ep)->peer_restarts, 1);
+	CHECK_EQ(op_at(s, 1)->status, SRD_LOCAL_UNRESP_REMOTE);
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, 2)->status, SRD_OK);
+	CHECK_EQ(ep_stats(s, 0)->peer_restarts, 1);
 
 	/* The sender restarts: the receiver starts afresh, nothing is lost or doubled. */
-	srd_ep_del(h.nodes[0].ep);
-	h_node_start(&h, 0, &c, 778);
-	h_send(&h, 0, 1, 2500, 3, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(h.msgs[3].status, SRD_OK);
-	h_free(&h);
+	restart_now(s, 0);
+	post(s, SIM_OP_SEND, 2500, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, 3)->status, SRD_OK);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
 }
 
-/* The first data packet node 0 sends lingers in the network for *arg ns. */
-static int linger_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len,
-                         uint32_t path, uint64_t *delay)
+/* The first data packet host 0 sends lingers in the network for *arg ns. */
+static bool linger_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
 	uint64_t *linger = arg;
 
-	(void)to;
-	(void)path;
-	if (from == 0 && *linger && len > 3 && pkt[3] == SRD_PKT_DATA) {
-		*delay = *linger;
+	if (w->from == 0 && *linger && is_kind(w, SRD_PKT_DATA)) {
+		*hold_ns = *linger;
 		*linger = 0;
 	}
-	return 0;
+	return false;
 }
 
 /*
@@ -408,41 +448,33 @@ static void test_old_straggler(void)
 {
 	struct srd_config c = base_cfg();
 	uint64_t linger = 100000000ull; /* 100 ms, far beyond the restarts */
-	struct harness h;
+	struct sim *s = pair_plain(12, &c);
 
-	h_init(&h, 2, &c, 12);
-	h.nodes[1].recv_avail = 100;
-	h.filter = linger_filter;
-	h.filter_arg = &linger;
-	h_send(&h, 0, 1, 100, 0, 7); /* incarnation A: its packet lingers, a resend lands */
-	for (int i = 0; i < 2000 && h.msgs[0].status < 0; i++)
-		h_step(&h);
-	CHECK_EQ(h.msgs[0].status, SRD_OK);
-	for (int inc = 1; inc <= 2; inc++) { /* B, then C */
-		srd_ep_del(h.nodes[0].ep);
-		h_node_start(&h, 0, &c, 900 + (uint64_t)inc);
-		h_send(&h, 0, 1, 100, (uint64_t)inc, 7);
-		for (int i = 0; i < 2000 && h.msgs[inc].status < 0; i++)
-			h_step(&h);
-		CHECK_EQ(h.msgs[inc].status, SRD_OK);
+	sim_set_filter(s, linger_filter, &linger);
+	post(s, SIM_OP_SEND, 100,
+	     SIM_OP_OK); /* incarnation A: its packet lingers, a resend lands */
+	CHECK(sim_run(s, sim_now(s) + RUN_LIMIT_NS) == SIM_END_DONE);
+	CHECK_EQ(op_at(s, 0)->status, SRD_OK);
+	for (uint32_t inc = 1; inc <= 2; inc++) { /* B, then C */
+		restart_now(s, 0);
+		post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+		CHECK(sim_run(s, sim_now(s) + RUN_LIMIT_NS) == SIM_END_DONE);
+		CHECK_EQ(op_at(s, inc)->status, SRD_OK);
 	}
-	CHECK(h_run(&h, 1000000) < 1000000); /* the straggler arrives */
-	h_send(&h, 0, 1, 2500, 3, 7);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(h.msgs[3].status, SRD_OK);
-	CHECK_EQ(srd_ep_stats(h.nodes[1].ep)->peer_restarts, 2);
-	h_free(&h);
+	CHECK_EQ(linger, 0);                                /* the filter did hold a packet back */
+	sim_run_until(s, sim_now(s) + 200 * SIM_NS_PER_MS); /* the straggler arrives */
+	post(s, SIM_OP_SEND, 2500, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, 3)->status, SRD_OK);
+	CHECK_EQ(ep_stats(s, 1)->peer_restarts, 2);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
 }
 
-static int path_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len, uint32_t path,
-                       uint64_t *delay)
+static bool path_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
-	(void)from;
-	(void)to;
-	(void)pkt;
-	(void)len;
-	(void)delay;
-	return path == *(uint32_t *)arg; /* this path is dead */
+	(void)hold_ns;
+	return w->path == *(uint32_t *)arg; /* this path is dead */
 }
 
 static void test_path_death(void)
@@ -450,40 +482,29 @@ static void test_path_death(void)
 	struct srd_config c = base_cfg();
 	uint32_t dead = 2;
 	struct srd_peer_info info;
-	struct harness h;
+	struct sim *s = pair_plain(12, &c);
+	uint64_t total = 0;
 
-	h_init(&h, 2, &c, 12);
-	h.filter = path_filter;
-	h.filter_arg = &dead;
-	h.nodes[1].recv_avail = 4000;
-	send_batch(&h, 400);
-	CHECK(h_run(&h, 4000000) < 4000000);
-	check_delivery(&h, 1, 0, 400);
-	srd_peer_info(srd_peer_get(h.nodes[0].ep, &h.nodes[1].addr), &info);
+	sim_set_filter(s, path_filter, &dead);
+	send_batch(s, 400);
+	CHECK(run(s));
+	check_delivery(s, 0, 400);
+	REQUIRE(sim_peer_info(s, 0, 1, &info) == 0);
 	CHECK(!info.path_up[dead]);
 	CHECK_EQ(info.paths_up, 3);
-	CHECK(srd_ep_stats(h.nodes[0].ep)->path_down >= 1);
+	CHECK(ep_stats(s, 0)->path_down >= 1);
 	/* Traffic left the dead path: it carried under a tenth of all (a live one: a third). */
-	{
-		uint64_t total = 0;
-
-		for (int i = 0; i < 4; i++)
-			total += info.path_tx[i];
-		CHECK(info.path_tx[dead] * 10 < total);
-	}
-	h_free(&h);
+	for (int i = 0; i < 4; i++)
+		total += info.path_tx[i];
+	CHECK(info.path_tx[dead] * 10 < total);
+	sim_free(s);
 }
 
-static int slow_filter(void *arg, int from, int to, const uint8_t *pkt, uint32_t len, uint32_t path,
-                       uint64_t *delay)
+static bool slow_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
-	(void)from;
-	(void)to;
-	(void)pkt;
-	(void)len;
-	(void)path;
-	*delay = *(uint64_t *)arg;
-	return 0;
+	(void)w;
+	*hold_ns = *(uint64_t *)arg;
+	return false;
 }
 
 /* The window grows while the RTT stays at its base and shrinks when delay builds. */
@@ -492,57 +513,45 @@ static void test_congestion(void)
 	struct srd_config c = base_cfg();
 	struct srd_peer_info before, after;
 	uint64_t extra = 0;
-	struct harness h;
-	struct srd_peer *p;
+	struct sim *s;
 
 	c.init_cwnd = 8;
-	h_init(&h, 2, &c, 13);
-	h.filter = slow_filter;
-	h.filter_arg = &extra;
-	h.nodes[1].recv_avail = 4000;
-	send_batch(&h, 300);
-	CHECK(h_run(&h, 4000000) < 4000000);
-	p = srd_peer_get(h.nodes[0].ep, &h.nodes[1].addr);
-	srd_peer_info(p, &before);
+	s = pair_plain(13, &c);
+	sim_set_filter(s, slow_filter, &extra);
+	send_batch(s, 300);
+	CHECK(run(s));
+	REQUIRE(sim_peer_info(s, 0, 1, &before) == 0);
 	CHECK(before.cwnd > 8); /* grew at base RTT */
 	extra = 2000000;        /* queues build: +2 ms each way */
-	send_batch(&h, 300);
-	CHECK(h_run(&h, 4000000) < 4000000);
-	srd_peer_info(p, &after);
+	send_batch(s, 300);
+	CHECK(run(s));
+	REQUIRE(sim_peer_info(s, 0, 1, &after) == 0);
 	CHECK(after.cwnd < before.cwnd);
-	check_delivery(&h, 1, 0, 600);
-	h_free(&h);
+	check_delivery(s, 0, 600);
+	sim_free(s);
 }
 
 /* A low-latency message overtakes a queue of normal ones to the same peer. */
 static void test_low_latency_class(void)
 {
 	struct srd_config c = base_cfg();
-	struct srd_msg_desc d = {.len = 64, .dst_qpn = 7, .src_qpn = 3, .rnr_retry = 7};
-	struct harness h;
-	struct h_msg *urgent;
+	const struct sim_op *urgent;
+	struct sim *s;
 	int before = 0;
 
 	c.init_cwnd = 4; /* a small window keeps most of the bulk queued */
-	h_init(&h, 2, &c, 14);
-	h.nodes[1].recv_avail = 1000;
+	s = pair_plain(14, &c);
 	for (int i = 0; i < 100; i++)
-		h_send(&h, 0, 1, 4000, (uint64_t)i, 7);
-	urgent = &h.msgs[h.nmsgs++];
-	urgent->len = 64;
-	urgent->data = calloc(1, 64);
-	urgent->status = -1;
-	d.sl = SRD_SL_LOW_LATENCY;
-	REQUIRE(srd_send(h.nodes[0].ep, srd_peer_get(h.nodes[0].ep, &h.nodes[1].addr), &d, urgent,
-	                 h.now));
-	while (urgent->status == -1 && h_step(&h))
-		;
+		post(s, SIM_OP_SEND, 4000, SIM_OP_OK);
+	REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 64, 0, SIM_OP_OK, SRD_SL_LOW_LATENCY) == 100);
+	CHECK(run(s));
+	urgent = op_at(s, 100);
 	CHECK_EQ(urgent->status, SRD_OK);
-	for (int i = 0; i < 100; i++)
-		before += h.msgs[i].status == SRD_OK;
+	for (uint32_t i = 0; i < 100; i++)
+		before += op_at(s, i)->status == SRD_OK && op_at(s, i)->done_ns <= urgent->done_ns;
 	CHECK(before < 20); /* it did not wait for the bulk ahead of it */
-	CHECK(h_run(&h, 1000000) < 1000000);
-	h_free(&h);
+	check_delivery(s, 0, 101);
+	sim_free(s);
 }
 
 /* RDMA write and read of 1 MiB through loss, duplication and reordering. */
@@ -552,31 +561,20 @@ static void test_rdma(void)
 	uint64_t seed0 = check_seed_init();
 
 	for (int round = 0; round < 6; round++) {
-		struct chaos ch = {seed0 + (uint64_t)round * 104729 + 3, round * 3, 5, 10};
-		struct h_msg *w, *r;
-		struct harness h;
+		struct sim_link_cfg l = chaos_link(round * 3, 5, 10);
+		struct sim *s = pair_new(seed0 + 50 + (uint64_t)round, &c, &l);
+		int before = check_failures;
 
-		h_init(&h, 2, &c, seed0 + 50 + (uint64_t)round);
-		h.filter = chaos_filter;
-		h.filter_arg = &ch;
-		for (uint32_t i = 0; i < H_MEM; i++)
-			h.nodes[1].mem[i] = (uint8_t)(i * 7 + 1);
-		w = h_rdma(&h, 0, 1, SRD_MSG_WRITE, 1u << 20, 4096, H_RKEY);
-		r = h_rdma(&h, 0, 1, SRD_MSG_READ, 1u << 20, 2u << 20, H_RKEY);
-		CHECK(h_run(&h, 4000000) < 4000000);
-		CHECK_EQ(w->status, SRD_OK);
-		CHECK_EQ(w->done_count, 1);
-		CHECK(memcmp(h.nodes[1].mem + 4096, w->data, 1u << 20) == 0);
-		CHECK_EQ(h.nodes[1].writes_done, 1);
-		CHECK_EQ(r->status, SRD_OK);
-		CHECK_EQ(r->done_count, 1);
-		CHECK(memcmp(h.nodes[1].mem + (2u << 20), r->data, 1u << 20) == 0);
-		if (check_failures) {
+		post(s, SIM_OP_WRITE, 1u << 20, SIM_OP_OK);
+		post(s, SIM_OP_READ, 1u << 20, SIM_OP_OK);
+		CHECK(run(s));
+		/* Every byte written landed, every byte read came back, each as it should. */
+		check_delivery(s, 0, 2);
+		sim_free(s);
+		if (check_failures != before) {
 			fprintf(stderr, "  rdma round %d\n", round);
-			h_free(&h);
 			return;
 		}
-		h_free(&h);
 	}
 }
 
@@ -584,51 +582,49 @@ static void test_rdma(void)
 static void test_rdma_errors(void)
 {
 	struct srd_config c = base_cfg();
-	struct h_msg *m;
-	struct harness h;
-	int victim = 1;
+	const struct sim_op *op;
+	struct sim *s = pair_plain(21, &c);
+	uint32_t m;
 
-	h_init(&h, 2, &c, 21);
-	m = h_rdma(&h, 0, 1, SRD_MSG_WRITE, 5000, 0, H_RKEY + 1);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_REMOTE_BAD_ADDRESS);
-	m = h_rdma(&h, 0, 1, SRD_MSG_WRITE, 5000, H_MEM - 100, H_RKEY);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_REMOTE_BAD_ADDRESS);
-	m = h_rdma(&h, 0, 1, SRD_MSG_READ, 5000, H_MEM, H_RKEY);
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_REMOTE_BAD_ADDRESS);
-	for (uint32_t i = 0; i < H_MEM; i++)
-		CHECK(h.nodes[1].mem[i] == 0 || (fprintf(stderr, "byte %u written\n", i), 0));
+	m = post(s, SIM_OP_WRITE, 5000, SIM_OP_BAD_RKEY);
+	CHECK(run(s));
+	post(s, SIM_OP_WRITE, 5000, SIM_OP_BAD_RANGE);
+	CHECK(run(s));
+	post(s, SIM_OP_READ, 5000, SIM_OP_BAD_RANGE);
+	CHECK(run(s));
+	for (uint32_t i = m; i < m + 3; i++) {
+		CHECK_EQ(op_at(s, i)->status, SRD_REMOTE_BAD_ADDRESS);
+		CHECK_EQ(op_at(s, i)->landed, 0);
+		CHECK_EQ(op_at(s, i)->delivered, 0);
+	}
 	/* A region deregistered mid-write: the rest is refused, the write fails. */
-	m = h_rdma(&h, 0, 1, SRD_MSG_WRITE, 2u << 20, 0, H_RKEY);
-	for (int i = 0; i < 40; i++)
-		h_step(&h);
-	h.nodes[1].mem_gone = 1;
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_REMOTE_BAD_ADDRESS);
-	h_free(&h);
+	m = post(s, SIM_OP_WRITE, 2u << 20, SIM_OP_OK);
+	sim_region_at(s, sim_now(s) + 200 * SIM_NS_PER_US, 1, false);
+	CHECK(run(s));
+	op = op_at(s, m);
+	CHECK_EQ(op->status, SRD_REMOTE_BAD_ADDRESS);
+	CHECK(op->landed > 0 && op->landed < op->len);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
 
 	/* Write-with-immediate needs a receive (RNR until one comes). */
-	h_init(&h, 2, &c, 22);
-	m = h_rdma(&h, 0, 1, SRD_MSG_WRITE_IMM, 3000, 0, H_RKEY);
-	for (int i = 0; i < 100; i++)
-		h_step(&h);
-	CHECK_EQ(m->status, -1);
-	h.nodes[1].recv_avail = 1;
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_OK);
-	CHECK_EQ(h.nodes[1].imm_done, 1);
+	s = pair_plain(22, &c);
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_WRITE_IMM, 3000, SIM_OP_OK);
+	sim_run_until(s, 5 * SIM_NS_PER_MS);
+	CHECK_EQ(op_at(s, m)->status, -1);
+	sim_credits_at(s, sim_now(s), 1, 1);
+	CHECK(run(s));
+	check_delivery(s, m, 1);
 	/* A read from a peer that answered once, then died: 13. */
-	m = h_rdma(&h, 0, 1, SRD_MSG_READ, 1u << 20, 0, H_RKEY);
-	for (int i = 0; i < 10; i++)
-		h_step(&h);
-	h.filter = drop_all_to;
-	h.filter_arg = &victim;
-	h.nodes[1].alive = 0;
-	CHECK(h_run(&h, 1000000) < 1000000);
-	CHECK_EQ(m->status, SRD_LOCAL_UNRESP_REMOTE);
-	h_free(&h);
+	m = post(s, SIM_OP_READ, 1u << 20, SIM_OP_OK);
+	sim_crash_at(s, sim_now(s) + 100 * SIM_NS_PER_US, 1);
+	CHECK(run(s));
+	op = op_at(s, m);
+	CHECK_EQ(op->status, SRD_LOCAL_UNRESP_REMOTE);
+	CHECK(op->placed > 0 && op->placed < op->len); /* it had answered */
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
 }
 
 int main(void)

@@ -8,6 +8,7 @@
  */
 #include "../../src/srd/ud_reasm.h"
 #include "../../src/util/mix.h"
+#include "../../src/util/rng.h"
 #include "check.h"
 
 #define MS 1000000ull
@@ -237,20 +238,20 @@ struct live {
 	bool lost;
 };
 
-static void live_start(struct live *l, uint32_t seq, uint64_t *x)
+static void live_start(struct live *l, uint32_t seq, struct sefa_rng *x)
 {
 	memset(l, 0, sizeof(*l));
 	l->m.src.ip = 0x0100007f;
 	l->m.src.port = (uint16_t)(4000 + seq % 3);
 	l->m.epoch = 5;
 	l->m.id = seq; /* each sender's numbers rise, with gaps: those went elsewhere */
-	l->m.len = 1001 + (uint32_t)(sefa_mix64(*x += 0x9e37) % 7928);
-	l->piece = 500 + (uint32_t)(sefa_mix64(*x += 0x9e37) % 1000);
+	l->m.len = 1001 + (uint32_t)sefa_below(x, 7928);
+	l->piece = 500 + (uint32_t)sefa_below(x, 1000);
 	l->npieces = (l->m.len + l->piece - 1) / l->piece;
 	for (uint32_t i = 0; i < l->npieces; i++)
 		l->order[i] = (uint8_t)i;
 	for (uint32_t i = l->npieces - 1; i > 0; i--) {
-		uint32_t j = (uint32_t)(sefa_mix64(*x += 0x9e37) % (i + 1));
+		uint32_t j = (uint32_t)sefa_below(x, i + 1);
 		uint8_t t = l->order[i];
 
 		l->order[i] = l->order[j];
@@ -260,7 +261,7 @@ static void live_start(struct live *l, uint32_t seq, uint64_t *x)
 
 static void test_random(void)
 {
-	uint64_t x = check_seed_init();
+	struct sefa_rng x = sefa_rng_seed(check_seed_init());
 	struct srd_reasm *r = srd_reasm_new(8, 8928, 200 * MS);
 	static uint8_t delivered[RAND_MSGS];
 	static bool intact[RAND_MSGS];
@@ -277,8 +278,8 @@ static void test_random(void)
 	for (int i = 0; i < 4; i++)
 		live_start(&live[i], started++, &x);
 	for (unsigned done_live = 0; done_live < 4;) {
-		struct live *l = &live[sefa_mix64(x += 0x9e37) % 4];
-		uint64_t roll = sefa_mix64(x += 0x9e37) % 100;
+		struct live *l = &live[sefa_below(&x, 4)];
+		uint64_t roll = sefa_below(&x, 100);
 		uint32_t k, off, len;
 		const uint8_t *out;
 
