@@ -18,33 +18,19 @@ for want in "vendor_id:.*0x1d0f" "state:.*PORT_ACTIVE" "max_msg_sz:.*0x22e0" "hc
 	grep -q "$want" <<<"$out" && pass "ibv_devinfo -v: $want" || fail "ibv_devinfo -v lacks $want"
 done
 
-p=$(free_port)
-run_pair ud_pingpong 60 "$p" ibv_ud_pingpong -d efa_0 -g 0 -p "$p" -n 2000 -- \
-	ibv_ud_pingpong -d efa_0 -g 0 -p "$p" -n 2000 127.0.0.1
-p=$(free_port)
-run_pair ud_pingpong_events 60 "$p" ibv_ud_pingpong -d efa_0 -g 0 -p "$p" -n 500 -e -- \
-	ibv_ud_pingpong -d efa_0 -g 0 -p "$p" -n 500 -e 127.0.0.1
+run_pair_same ud_pingpong 60 ibv_ud_pingpong -d efa_0 -g 0 -n 2000
+run_pair_same ud_pingpong_events 60 ibv_ud_pingpong -d efa_0 -g 0 -n 500 -e
 
-p=$(free_port)
-run_pair ib_send_lat_ud 120 "$p" ib_send_lat -d efa_0 -c UD -x 0 -p "$p" -n 5000 -- \
-	ib_send_lat -d efa_0 -c UD -x 0 -p "$p" -n 5000 127.0.0.1
-p=$(free_port)
-run_pair ib_send_lat_ud_all 180 "$p" ib_send_lat -d efa_0 -c UD -x 0 -p "$p" -a -n 200 -- \
-	ib_send_lat -d efa_0 -c UD -x 0 -p "$p" -a -n 200 127.0.0.1
+run_pair_same ib_send_lat_ud 120 ib_send_lat -d efa_0 -c UD -x 0 -n 5000
+run_pair_same ib_send_lat_ud_all 180 ib_send_lat -d efa_0 -c UD -x 0 -a -n 200
 
 # EFA rejects unsignaled sends (EINVAL), and perftest's UD bandwidth test posts them
 # unless CQ moderation is 1; on real EFA it is run with -Q 1, and so here.
-p=$(free_port)
-run_pair ib_send_bw_ud 120 "$p" ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -p "$p" -- \
-	ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -p "$p" 127.0.0.1
-p=$(free_port)
-run_pair ib_send_bw_ud_all 300 "$p" ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -a -p "$p" -- \
-	ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -a -p "$p" 127.0.0.1
+run_pair_same ib_send_bw_ud 120 ib_send_bw -d efa_0 -c UD -x 0 -Q 1
+run_pair_same ib_send_bw_ud_all 300 ib_send_bw -d efa_0 -c UD -x 0 -Q 1 -a
 
 # The same test unmodified, with the documented option that accepts unsignaled sends.
-p=$(free_port)
-SOFTEFA_UNSIGNALED=1 run_pair ib_send_bw_ud_unsignaled 120 "$p" \
-	ib_send_bw -d efa_0 -c UD -x 0 -p "$p" -- ib_send_bw -d efa_0 -c UD -x 0 -p "$p" 127.0.0.1
+SOFTEFA_UNSIGNALED=1 run_pair_same ib_send_bw_ud_unsignaled 120 ib_send_bw -d efa_0 -c UD -x 0
 
 # libfabric's efa provider (built into Debian's libfabric1) over its datagram endpoint.
 p=$(free_port)
@@ -62,36 +48,18 @@ FI_EFA_USE_DEVICE_RDMA=1 run_pair fi_pingpong_efa_rdm_read 120 "$p" \
 	fi_pingpong -p efa -e rdm -P "$p" -I 100 -S 4194304 127.0.0.1
 
 # SRD: perftest's send latency and bandwidth, every size up to 8928, and 8 QPs.
-p=$(free_port)
-run_pair ib_send_lat_srd 120 "$p" ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -n 5000 -- \
-	ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -n 5000 127.0.0.1
-p=$(free_port)
-run_pair ib_send_lat_srd_all 180 "$p" ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 200 -- \
-	ib_send_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 200 127.0.0.1
-p=$(free_port)
-run_pair ib_send_bw_srd 120 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -- \
-	ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" 127.0.0.1
-p=$(free_port)
-run_pair ib_send_bw_srd_all 300 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -a -- \
-	ib_send_bw -d efa_0 -c SRD -x 0 -p "$p" -a 127.0.0.1
-p=$(free_port)
-run_pair ib_send_bw_srd_q8 120 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -q 8 -p "$p" -- \
-	ib_send_bw -d efa_0 -c SRD -x 0 -q 8 -p "$p" 127.0.0.1
+run_pair_same ib_send_lat_srd 120 ib_send_lat -d efa_0 -c SRD -x 0 -n 5000
+run_pair_same ib_send_lat_srd_all 180 ib_send_lat -d efa_0 -c SRD -x 0 -a -n 200
+run_pair_same ib_send_bw_srd 120 ib_send_bw -d efa_0 -c SRD -x 0
+run_pair_same ib_send_bw_srd_all 300 ib_send_bw -d efa_0 -c SRD -x 0 -a
+run_pair_same ib_send_bw_srd_q8 120 ib_send_bw -d efa_0 -c SRD -x 0 -q 8
 
 # RDMA read on SRD (perftest 4.5 offers SRD for send and read only): the server side
 # never calls in while its memory is read.
-p=$(free_port)
-run_pair ib_read_lat_srd 120 "$p" ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -n 2000 -- \
-	ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -n 2000 127.0.0.1
-p=$(free_port)
-run_pair ib_read_lat_srd_all 180 "$p" ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 100 -- \
-	ib_read_lat -d efa_0 -c SRD -x 0 -p "$p" -a -n 100 127.0.0.1
-p=$(free_port)
-run_pair ib_read_bw_srd 120 "$p" ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" -- \
-	ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" 127.0.0.1
-p=$(free_port)
-run_pair ib_read_bw_srd_all 300 "$p" ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" -a -- \
-	ib_read_bw -d efa_0 -c SRD -x 0 -p "$p" -a 127.0.0.1
+run_pair_same ib_read_lat_srd 120 ib_read_lat -d efa_0 -c SRD -x 0 -n 2000
+run_pair_same ib_read_lat_srd_all 180 ib_read_lat -d efa_0 -c SRD -x 0 -a -n 100
+run_pair_same ib_read_bw_srd 120 ib_read_bw -d efa_0 -c SRD -x 0
+run_pair_same ib_read_bw_srd_all 300 ib_read_bw -d efa_0 -c SRD -x 0 -a
 
 # Fidelity: without -Q 1 the client's first unsignaled post fails, as on real EFA.
 p=$(free_port)

@@ -77,6 +77,16 @@ run_pair() {
 	return 0
 }
 
+# run_pair_same NAME TIMEOUT CMD ARGS...: run_pair on a free port for a client whose
+# server and client take the same options (perftest, ibv_ud_pingpong): -p PORT on both,
+# and the client names the server last.
+run_pair_same() {
+	local name=$1 tmo=$2 p
+	shift 2
+	p=$(free_port)
+	run_pair "$name" "$tmo" "$p" "$@" -p "$p" -- "$@" -p "$p" 127.0.0.1
+}
+
 finish() {
 	if [ "$FAILS" -ne 0 ]; then
 		echo "$FAILS failure(s)"

@@ -112,13 +112,9 @@ done
 [ "$(cat "$hw/lifespan")" = 10 ] || fail "lifespan: $(cat "$hw/lifespan")"
 
 msgs=2000 size=4096
-p=$(free_port)
-run_pair send_bw 120 "$p" ib_send_bw -d efa_0 -c SRD -x 0 -s $size -n $msgs -p "$p" -- \
-	ib_send_bw -d efa_0 -c SRD -x 0 -s $size -n $msgs -p "$p" 127.0.0.1
+run_pair_same send_bw 120 ib_send_bw -d efa_0 -c SRD -x 0 -s $size -n $msgs
 reads=500 rsize=65536
-p=$(free_port)
-run_pair read_bw 120 "$p" ib_read_bw -d efa_0 -c SRD -x 0 -s $rsize -n $reads -p "$p" -- \
-	ib_read_bw -d efa_0 -c SRD -x 0 -s $rsize -n $reads -p "$p" 127.0.0.1
+run_pair_same read_bw 120 ib_read_bw -d efa_0 -c SRD -x 0 -s $rsize -n $reads
 
 # NAME MIN: both views count at least MIN.
 at_least() {
