@@ -94,9 +94,13 @@ lat_ucx() {
 		env UCX_TLS=tcp,self ucx_perftest 127.0.0.1 -p $port -t tag_lat -s "$1" -n 20000 |
 		awk '/Final:/ {print $3}'
 }
+# perftest TOOL ARGS...: perftest's TOOL on softefa, server and client with the same
+# options (the client also names the server); prints the client's output.
+perftest() {
+	pair t $port "$SOFTEFA" run -- "$@" -p $port :: "$SOFTEFA" run -- "$@" -p $port 127.0.0.1
+}
 lat_softefa() {
-	pair t $port "$SOFTEFA" run -- ib_send_lat -d efa_0 -c SRD -x 0 -p $port -s "$1" -n 20000 :: \
-		"$SOFTEFA" run -- ib_send_lat -d efa_0 -c SRD -x 0 -p $port -s "$1" -n 20000 127.0.0.1 |
+	perftest ib_send_lat -d efa_0 -c SRD -x 0 -s "$1" -n 20000 |
 		awk '$1 == "'"$1"'" {print $5}' | tail -1
 }
 
@@ -111,10 +115,8 @@ lat_udp_blocking() { # SIZE
 # UD QP: perftest refuses -e with SRD ("SRD does not support events", its own rule).
 # Same engine, completion channel and progress thread as SRD.
 lat_softefa_events() { # SIZE
-	pair t $port "$SOFTEFA" run -- ib_send_lat -d efa_0 -c UD -x 0 -p $port -s "$1" \
-		-n 5000 -e :: \
-		"$SOFTEFA" run -- ib_send_lat -d efa_0 -c UD -x 0 -p $port -s "$1" -n 5000 -e \
-		127.0.0.1 | awk '$1 == "'"$1"'" {print $5}' | tail -1
+	perftest ib_send_lat -d efa_0 -c UD -x 0 -s "$1" -n 5000 -e |
+		awk '$1 == "'"$1"'" {print $5}' | tail -1
 }
 
 bw_udp() { # SIZE -> Gbit/s
@@ -135,8 +137,7 @@ bw_ucx() { # SIZE -> Gbit/s (from MB/s)
 		awk '/Final:/ {printf "%.3f\n", $(NF-2) * 8 * 1048576 / 1e9}'
 }
 bw_softefa_send() {
-	pair t $port "$SOFTEFA" run -- ib_send_bw -d efa_0 -c SRD -x 0 -p $port -s "$1" -D 3 :: \
-		"$SOFTEFA" run -- ib_send_bw -d efa_0 -c SRD -x 0 -p $port -s "$1" -D 3 127.0.0.1 |
+	perftest ib_send_bw -d efa_0 -c SRD -x 0 -s "$1" -D 3 |
 		awk '$1 == "'"$1"'" {printf "%.3f\n", $4 * 8 * 1048576 / 1e9}' | tail -1
 }
 bw_softefa_rdma() { # write|read SIZE
