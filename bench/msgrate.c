@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #define BENCH_TOOL "msgrate"
+#include "../tests/unit/verbs_setup.h"
 #include "bench_util.h"
 
 #define QKEY      0x11111111u
@@ -153,10 +154,7 @@ struct hello {
 	uint32_t depth;
 };
 
-struct ep_info {
-	union ibv_gid gid;
-	uint32_t qpn;
-};
+/* An endpoint goes over TCP as a struct ep_info (verbs_setup.h). */
 
 /* ---- memory ---------------------------------------------------------------------- */
 
@@ -221,30 +219,18 @@ static void dev_open(struct dev *d, struct ibv_device *ib, uint32_t cqe, uint32_
 
 static struct ibv_qp *srd_qp(struct dev *d, uint32_t max_send, uint32_t max_recv)
 {
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-	struct ibv_qp *qp;
-
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = d->cq;
-	qa.pd = d->pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags = IBV_QP_EX_WITH_SEND;
-	qa.cap = (struct ibv_qp_cap){
+	struct ibv_qp_cap cap = {
 	    .max_send_wr = max_send, .max_recv_wr = max_recv, .max_send_sge = 1, .max_recv_sge = 1};
-	qp = efadv_create_qp_ex(d->ctx, &qa, &ea, sizeof(ea));
+	struct ibv_qp *qp = srd_qp_create(d->ctx, d->pd, d->cq, &cap, IBV_QP_EX_WITH_SEND, NULL);
+	const char *failed;
+
 	if (!qp)
 		die("create SRD QP");
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		die("INIT");
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		die("RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = 7; /* a receiver short of buffers slows us down; it does not fail us */
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY))
-		die("RTS");
+	/* RNR retried for ever: a receiver short of buffers slows us down; it does not fail
+	 * us. */
+	failed = qp_try_rts(qp, QKEY, 7);
+	if (failed)
+		die(failed);
 	return qp;
 }
 
@@ -259,11 +245,8 @@ static void post_recv(struct ibv_qp *qp, const struct dev *d, uint32_t slot)
 
 static struct ibv_ah *make_ah(struct ibv_pd *pd, const union ibv_gid *gid)
 {
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-	struct ibv_ah *ah;
+	struct ibv_ah *ah = ah_to(pd, gid);
 
-	aa.grh.dgid = *gid;
-	ah = ibv_create_ah(pd, &aa);
 	if (!ah)
 		die("create_ah");
 	return ah;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #define BENCH_TOOL "rr"
+#include "../tests/unit/verbs_setup.h"
 #include "bench_util.h"
 
 #define QKEY     0x11111111u
@@ -106,16 +107,12 @@ static void srd_post_recv(struct srd *s, unsigned slot)
 
 static void srd_open(struct srd *s, struct srd_info *me)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+	struct ibv_qp_cap cap = {
+	    .max_send_wr = 256, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
 	size_t bytes = (size_t)(NRECV + 1) * MAX_SIZE;
+	const char *failed;
 
-	if (!list || !list[0])
-		die("no device");
-	s->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
+	s->ctx = first_device_open();
 	if (!s->ctx)
 		die("open");
 	s->pd = ibv_alloc_pd(s->ctx);
@@ -134,27 +131,15 @@ static void srd_open(struct srd *s, struct srd_info *me)
 	               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!s->rmr)
 		die("reg_mr region");
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = s->cq;
-	qa.pd = s->pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags =
-	    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ;
-	qa.cap = (struct ibv_qp_cap){
-	    .max_send_wr = 256, .max_recv_wr = NRECV, .max_send_sge = 1, .max_recv_sge = 1};
-	s->qp = efadv_create_qp_ex(s->ctx, &qa, &ea, sizeof(ea));
+	s->qp = srd_qp_create(
+	    s->ctx, s->pd, s->cq, &cap,
+	    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ, NULL);
 	if (!s->qp)
 		die("create SRD QP");
 	s->qx = ibv_qp_to_qp_ex(s->qp);
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		die("INIT");
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE))
-		die("RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = 7;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY))
-		die("RTS");
+	failed = qp_try_rts(s->qp, QKEY, 7);
+	if (failed)
+		die(failed);
 	for (unsigned i = 0; i < NRECV; i++)
 		srd_post_recv(s, i);
 	if (ibv_query_gid(s->ctx, 1, 0, &me->gid))
@@ -166,10 +151,7 @@ static void srd_open(struct srd *s, struct srd_info *me)
 
 static void srd_connect(struct srd *s, const struct srd_info *peer)
 {
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-
-	aa.grh.dgid = peer->gid;
-	s->ah = ibv_create_ah(s->pd, &aa);
+	s->ah = ah_to(s->pd, &peer->gid);
 	if (!s->ah)
 		die("create_ah");
 	s->remote_qpn = peer->qpn;

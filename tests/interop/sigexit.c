@@ -37,6 +37,7 @@
 
 #include "../../src/util/clock.h"
 #include "../../src/util/mix.h"
+#include "../unit/verbs_setup.h"
 
 #define QKEY  0x11111111u
 #define DEPTH 64u
@@ -52,11 +53,6 @@ static int round_no;
 		fprintf(stderr, " (seed %llu)\n", (unsigned long long)seed);        \
 		exit(1);                                                            \
 	} while (0)
-
-struct ep_info {
-	union ibv_gid gid;
-	uint32_t qpn;
-};
 
 struct node {
 	struct ibv_context *ctx;
@@ -74,45 +70,24 @@ struct node {
 /* An SRD QP on n's CQ, in RTS; with the ibv_wr_* API when wr_api is set. */
 static struct ibv_qp *srd_qp(struct node *n, bool wr_api)
 {
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
-	struct ibv_qp *qp;
-
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = n->cq;
-	qa.pd = n->pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	if (wr_api) {
-		qa.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-		qa.send_ops_flags = IBV_QP_EX_WITH_SEND;
-	}
-	qa.cap = (struct ibv_qp_cap){
+	struct ibv_qp_cap cap = {
 	    .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = 1, .max_recv_sge = 1};
-	qp = efadv_create_qp_ex(n->ctx, &qa, &ea, sizeof(ea));
+	struct ibv_qp *qp =
+	    srd_qp_create(n->ctx, n->pd, n->cq, &cap, wr_api ? IBV_QP_EX_WITH_SEND : 0, NULL);
+	const char *failed;
+
 	if (!qp)
 		FAIL("create SRD QP: %s", strerror(errno));
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		FAIL("INIT");
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		FAIL("RTR");
 	/* Retry RNR for ever: only the target's death may fail a send. */
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = 7;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY))
-		FAIL("RTS");
+	failed = qp_try_rts(qp, QKEY, 7);
+	if (failed)
+		FAIL("%s", failed);
 	return qp;
 }
 
 static void node_open(struct node *n, struct ep_info *me)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-
-	if (!list || !list[0])
-		FAIL("no device");
-	n->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
+	n->ctx = first_device_open();
 	if (!n->ctx)
 		FAIL("open: %s", strerror(errno));
 	n->pd = ibv_alloc_pd(n->ctx);
@@ -134,10 +109,7 @@ static void node_open(struct node *n, struct ep_info *me)
 
 static void node_connect(struct node *n, const struct ep_info *peer)
 {
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-
-	aa.grh.dgid = peer->gid;
-	n->ah = ibv_create_ah(n->pd, &aa);
+	n->ah = ah_to(n->pd, &peer->gid);
 	if (!n->ah)
 		FAIL("create_ah: %s", strerror(errno));
 	n->peer_qpn = peer->qpn;

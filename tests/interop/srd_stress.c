@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "../../src/util/mix.h"
 #include "../unit/engine_stats.h"
+#include "../unit/verbs_setup.h"
 
 #define QKEY     0x11111111u
 #define DEPTH    256u
@@ -71,11 +72,6 @@ static void msg_fill(uint8_t *p, uint32_t seq, uint32_t len)
 	}
 }
 
-struct ep_info {
-	union ibv_gid gid;
-	uint32_t qpn;
-};
-
 struct node {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -92,16 +88,12 @@ static uint8_t *slot(struct node *n, unsigned i)
 
 static void node_open(struct node *n, struct ep_info *me)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY};
+	struct ibv_qp_cap cap = {
+	    .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = 1, .max_recv_sge = 1};
 	size_t bytes = 2 * DEPTH * MAX_SIZE;
+	const char *failed;
 
-	if (!list || !list[0])
-		FAIL("no device");
-	n->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
+	n->ctx = first_device_open();
 	if (!n->ctx)
 		FAIL("open: %s", strerror(errno));
 	n->pd = ibv_alloc_pd(n->ctx);
@@ -112,24 +104,12 @@ static void node_open(struct node *n, struct ep_info *me)
 	n->mr = ibv_reg_mr(n->pd, n->buf, bytes, IBV_ACCESS_LOCAL_WRITE);
 	if (!n->mr)
 		FAIL("reg_mr: %s", strerror(errno));
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = n->cq;
-	qa.pd = n->pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qa.cap = (struct ibv_qp_cap){
-	    .max_send_wr = DEPTH, .max_recv_wr = DEPTH, .max_send_sge = 1, .max_recv_sge = 1};
-	n->qp = efadv_create_qp_ex(n->ctx, &qa, &ea, sizeof(ea));
+	n->qp = srd_qp_create(n->ctx, n->pd, n->cq, &cap, 0, NULL);
 	if (!n->qp)
 		FAIL("create SRD QP: %s", strerror(errno));
-	if (ibv_modify_qp(n->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		FAIL("INIT");
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(n->qp, &a, IBV_QP_STATE))
-		FAIL("RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = 7;
-	if (ibv_modify_qp(n->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY))
-		FAIL("RTS");
+	failed = qp_try_rts(n->qp, QKEY, 7);
+	if (failed)
+		FAIL("%s", failed);
 	if (ibv_query_gid(n->ctx, 1, 0, &me->gid))
 		FAIL("gid");
 	me->qpn = n->qp->qp_num;
@@ -146,11 +126,8 @@ static void post_recv(struct node *n, unsigned i)
 
 static struct ibv_ah *make_ah(struct node *n, const struct ep_info *peer)
 {
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-	struct ibv_ah *ah;
+	struct ibv_ah *ah = ah_to(n->pd, &peer->gid);
 
-	aa.grh.dgid = peer->gid;
-	ah = ibv_create_ah(n->pd, &aa);
 	if (!ah)
 		FAIL("create_ah: %s", strerror(errno));
 	return ah;

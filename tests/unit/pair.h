@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_setup.h"
 
 #define PAIR_QKEY  0x11111111u
 #define PAIR_SLOTS 64
@@ -40,13 +41,10 @@ static inline uint8_t *end_sslot(struct end *e, unsigned i)
 
 static inline void end_open(struct end *e, int send_ops, int efa_cq, int channel)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr_ex qa = {0};
 	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
 
-	REQUIRE(list && list[0]);
-	e->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
+	e->ctx = first_device_open();
 	REQUIRE(e->ctx);
 	e->pd = ibv_alloc_pd(e->ctx);
 	REQUIRE(e->pd);
@@ -98,10 +96,7 @@ static inline void end_open(struct end *e, int send_ops, int efa_cq, int channel
 
 static inline void end_connect(struct end *e, const struct end *peer)
 {
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-
-	aa.grh.dgid = peer->gid;
-	e->ah = ibv_create_ah(e->pd, &aa);
+	e->ah = ah_to(e->pd, &peer->gid);
 	REQUIRE(e->ah);
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "verbs_setup.h"
 
 /* All of len bytes, in (out = 0) or out; the other side gone ends this process. */
 static inline void xfer(int fd, void *p, size_t len, int out)
@@ -32,12 +33,8 @@ static inline void xfer(int fd, void *p, size_t len, int out)
 
 static inline struct ibv_context *open_dev(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx;
+	struct ibv_context *ctx = first_device_open();
 
-	REQUIRE(list && list[0]);
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
 	REQUIRE(ctx);
 	return ctx;
 }

@@ -1,23 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Brings a QP from RESET to RTS on port 1, as every traffic test does. */
+/* Brings a QP from RESET to RTS on port 1, as every traffic test does: fatal if not. */
 #ifndef SOFTEFA_TEST_QP_RTS_H
 #define SOFTEFA_TEST_QP_RTS_H
 
 #include <infiniband/verbs.h>
 
 #include "check.h"
+#include "verbs_setup.h"
 
 static inline void qp_to_rts(struct ibv_qp *qp, uint32_t qkey, uint8_t rnr_retry)
 {
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey};
+	const char *failed = qp_try_rts(qp, qkey, rnr_retry);
 
-	REQUIRE(
-	    !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	a.qp_state = IBV_QPS_RTR;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE));
-	a.qp_state = IBV_QPS_RTS;
-	a.rnr_retry = rnr_retry;
-	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_RNR_RETRY));
+	if (failed)
+		fprintf(stderr, "qp_to_rts: the move to %s failed\n", failed);
+	REQUIRE(!failed);
 }
 
 #endif

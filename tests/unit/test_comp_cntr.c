@@ -68,19 +68,14 @@ static uint64_t now_ms(void)
 /* An SRD QP left in RESET: counters attach before it carries traffic. */
 static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
 {
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
-	struct ibv_qp *qp;
-
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = cq;
-	qa.pd = pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
-	                    IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-	qa.cap = (struct ibv_qp_cap){
+	struct ibv_qp_cap cap = {
 	    .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 1, .max_recv_sge = 1};
-	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
+	struct ibv_qp *qp =
+	    srd_qp_create(ctx, pd, cq, &cap,
+	                  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
+	                      IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+	                  NULL);
+
 	REQUIRE(qp);
 	return qp;
 }

@@ -40,13 +40,9 @@ static bool port_free(uint16_t port)
 /* libfabric 1.17's failing open: the device is closed, then its PD deallocated. */
 static void test_pd_after_close(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx;
+	struct ibv_context *ctx = first_device_open();
 	struct ibv_pd *pd;
 
-	REQUIRE(list && list[0]);
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
 	REQUIRE(ctx);
 	pd = ibv_alloc_pd(ctx);
 	REQUIRE(pd);
@@ -217,9 +213,8 @@ static void test_engine_reclaimed(void)
 /* SRD sends in flight to a peer that never answers when the device closes. */
 static void test_srd_in_flight(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD};
+	struct ibv_qp_cap cap = {
+	    .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1};
 	struct ibv_qp_attr attr = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
 	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
 	static uint8_t buf[4096];
@@ -230,21 +225,13 @@ static void test_srd_in_flight(void)
 	struct ibv_qp *qp;
 	struct ibv_ah *ah;
 
-	REQUIRE(list && list[0]);
-	ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
+	ctx = first_device_open();
 	REQUIRE(ctx);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	REQUIRE(pd && cq && mr);
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = cq;
-	qa.pd = pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qa.cap = (struct ibv_qp_cap){
-	    .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1, .max_recv_sge = 1};
-	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
+	qp = srd_qp_create(ctx, pd, cq, &cap, 0, NULL);
 	REQUIRE(qp);
 	REQUIRE(!ibv_modify_qp(qp, &attr,
 	                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));

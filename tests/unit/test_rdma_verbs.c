@@ -105,21 +105,14 @@ RDMA_MEMORY static uint64_t sum(const uint8_t *p, uint64_t len)
 static struct ibv_qp *srd_qp(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq,
                              uint16_t flags, uint64_t ops)
 {
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD, .flags = flags};
-	struct ibv_qp *qp;
+	struct ibv_qp_cap cap = {.max_send_wr = 64,
+	                         .max_recv_wr = 64,
+	                         .max_send_sge = 1,
+	                         .max_recv_sge = 1,
+	                         .max_inline_data = 32};
+	struct efadv_qp_init_attr ea = {.flags = flags};
+	struct ibv_qp *qp = srd_qp_create(ctx, pd, cq, &cap, ops, &ea);
 
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = cq;
-	qa.pd = pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags = ops;
-	qa.cap = (struct ibv_qp_cap){.max_send_wr = 64,
-	                             .max_recv_wr = 64,
-	                             .max_send_sge = 1,
-	                             .max_recv_sge = 1,
-	                             .max_inline_data = 32};
-	qp = efadv_create_qp_ex(ctx, &qa, &ea, sizeof(ea));
 	REQUIRE(qp);
 	qp_to_rts(qp, QKEY, 7);
 	return qp;

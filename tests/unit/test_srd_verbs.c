@@ -40,32 +40,20 @@ struct srd_end {
 static struct ibv_qp *srd_qp(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint16_t flags,
                              uint32_t rq_depth)
 {
-	struct ibv_qp_init_attr_ex qa = {0};
-	struct efadv_qp_init_attr ea = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD,
-	                                .sl = sl,
-	                                .wr_flags = wr_flags,
-	                                .flags = flags};
+	struct ibv_qp_cap cap = {.max_send_wr = 64,
+	                         .max_recv_wr = rq_depth,
+	                         .max_send_sge = 2,
+	                         .max_recv_sge = 2,
+	                         .max_inline_data = 32};
+	struct efadv_qp_init_attr ea = {.sl = sl, .wr_flags = wr_flags, .flags = flags};
 
-	qa.qp_type = IBV_QPT_DRIVER;
-	qa.send_cq = qa.recv_cq = e->cq;
-	qa.pd = e->pd;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
-	qa.cap = (struct ibv_qp_cap){.max_send_wr = 64,
-	                             .max_recv_wr = rq_depth,
-	                             .max_send_sge = 2,
-	                             .max_recv_sge = 2,
-	                             .max_inline_data = 32};
-	return efadv_create_qp_ex(e->ctx, &qa, &ea, sizeof(ea));
+	return srd_qp_create(e->ctx, e->pd, e->cq, &cap,
+	                     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM, &ea);
 }
 
 static void end_open(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint8_t rnr_retry)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-
-	REQUIRE(list && list[0]);
-	e->ctx = ibv_open_device(list[0]);
-	ibv_free_device_list(list);
+	e->ctx = first_device_open();
 	REQUIRE(e->ctx);
 	e->pd = ibv_alloc_pd(e->ctx);
 	e->cq = ibv_create_cq(e->ctx, 256, NULL, NULL, 0);
@@ -84,10 +72,7 @@ static void end_open(struct srd_end *e, uint8_t sl, uint64_t wr_flags, uint8_t r
 
 static void end_connect(struct srd_end *e, const struct srd_end *peer)
 {
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
-
-	aa.grh.dgid = peer->gid;
-	e->ah = ibv_create_ah(e->pd, &aa);
+	e->ah = ah_to(e->pd, &peer->gid);
 	REQUIRE(e->ah);
 }
 

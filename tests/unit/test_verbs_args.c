@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "check.h"
+#include "verbs_setup.h"
 
 #define QKEY 0x11111111u
 
@@ -526,20 +527,14 @@ static int to_rts(struct ibv_qp *qp)
 
 static struct ibv_qp *rdma_qp(struct fixture *f, uint64_t ops, uint32_t flags, uint32_t inl)
 {
-	struct ibv_qp_init_attr_ex qx = {0};
-	struct efadv_qp_init_attr qa = {.driver_qp_type = EFADV_QP_DRIVER_TYPE_SRD, .flags = flags};
+	struct ibv_qp_cap cap = {.max_send_wr = 4,
+	                         .max_recv_wr = 4,
+	                         .max_send_sge = 2,
+	                         .max_recv_sge = 1,
+	                         .max_inline_data = inl};
+	struct efadv_qp_init_attr ea = {.flags = (uint16_t)flags};
 
-	qx.qp_type = IBV_QPT_DRIVER;
-	qx.send_cq = qx.recv_cq = f->cq;
-	qx.pd = f->pd;
-	qx.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qx.send_ops_flags = ops;
-	qx.cap = (struct ibv_qp_cap){.max_send_wr = 4,
-	                             .max_recv_wr = 4,
-	                             .max_send_sge = 2,
-	                             .max_recv_sge = 1,
-	                             .max_inline_data = inl};
-	return efadv_create_qp_ex(f->ctx, &qx, &qa, sizeof(qa));
+	return srd_qp_create(f->ctx, f->pd, f->cq, &cap, ops, &ea);
 }
 
 /* The RDMA setters' rules: refused at wr_complete with EINVAL, nothing posted. */
