@@ -7,6 +7,7 @@
 #include "rdma_out.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 static void indent(struct rd_out *o)
@@ -85,17 +86,34 @@ void rd_out_close(struct rd_out *o)
 	putchar('\n');
 }
 
-void rd_out_str(struct rd_out *o, const char *k, const char *text, const char *value)
+/*
+ * What every field does first, whatever its type: as text, prints the format text (if
+ * any) with the value passed after it; in JSON, writes the key (if any). True when the
+ * caller is to write the value in JSON.
+ */
+static bool field(struct rd_out *o, const char *k, const char *text, ...)
 {
+	va_list ap;
+
 	if (!o->json) {
-		if (text)
-			printf(text, value);
-		return;
+		if (text) {
+			va_start(ap, text);
+			vprintf(text, ap);
+			va_end(ap);
+		}
+		return false;
 	}
 	if (!k)
-		return;
+		return false;
 	key(o, k);
 	item(o);
+	return true;
+}
+
+void rd_out_str(struct rd_out *o, const char *k, const char *text, const char *value)
+{
+	if (!field(o, k, text, value))
+		return;
 	putchar('"');
 	for (const char *p = value; *p; p++) {
 		if (*p == '"' || *p == '\\')
@@ -107,16 +125,8 @@ void rd_out_str(struct rd_out *o, const char *k, const char *text, const char *v
 
 void rd_out_u64(struct rd_out *o, const char *k, const char *text, uint64_t value)
 {
-	if (!o->json) {
-		if (text)
-			printf(text, value);
-		return;
-	}
-	if (!k)
-		return;
-	key(o, k);
-	item(o);
-	printf("%" PRIu64, value);
+	if (field(o, k, text, value))
+		printf("%" PRIu64, value);
 }
 
 void rd_out_text(struct rd_out *o, const char *text)
