@@ -37,6 +37,7 @@
 
 #include "../../src/util/clock.h"
 #include "../../src/util/mix.h"
+#include "../unit/child.h"
 #include "../unit/verbs_setup.h"
 
 #define QKEY  0x11111111u
@@ -307,16 +308,19 @@ static void stacks(pid_t pid)
 static pid_t spawn_target(const char *mode, int *from_target, int *to_target)
 {
 	int up[2], down[2];
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe(up) || pipe(down))
 		FAIL("pipe");
+	parent = getpid();
 	pid = fork();
 	if (pid < 0)
 		FAIL("fork");
 	if (pid == 0) {
 		char out[16], in[16];
 
+		/* A round lasts seconds; a target whose peer is gone has nobody to stop it. */
+		child_bound(parent, 120);
 		close(up[0]);
 		close(down[1]);
 		snprintf(out, sizeof(out), "%d", up[1]);

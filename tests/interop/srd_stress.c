@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include "../../src/util/mix.h"
 #include "../unit/engine_stats.h"
+#include "../unit/child.h"
 #include "../unit/verbs_setup.h"
 
 #define QKEY     0x11111111u
@@ -38,6 +39,7 @@
 #define MAX_SIZE 8928u
 
 static uint64_t seed;
+static pid_t main_pid; /* the test: its children die with it */
 
 #define FAIL(...)                                                            \
 	do {                                                                 \
@@ -276,6 +278,7 @@ static int cmd_pair(uint32_t count, uint32_t max)
 		FAIL("pipe");
 	pid = fork();
 	if (pid == 0) {
+		child_bound(main_pid, 900); /* the test's own timeout bounds it */
 		int rc;
 
 		close(down[1]);
@@ -325,6 +328,7 @@ static int cmd_kill(uint32_t count)
 		FAIL("pipe");
 	c1 = fork();
 	if (c1 == 0) {
+		child_bound(main_pid, 900); /* the test's own timeout bounds it */
 		node_open(&n, &me);
 		xfer(up1[1], &me, sizeof(me), true);
 		serve(&n, UINT32_MAX / 2, 1000); /* never finishes: it will be killed */
@@ -332,6 +336,7 @@ static int cmd_kill(uint32_t count)
 	}
 	c2 = fork();
 	if (c2 == 0) {
+		child_bound(main_pid, 900); /* the test's own timeout bounds it */
 		int rc;
 
 		close(down2[1]);
@@ -438,6 +443,7 @@ int main(int argc, char **argv)
 {
 	uint32_t count = 100000, max = MAX_SIZE;
 
+	main_pid = getpid();
 	seed = (uint64_t)time(NULL);
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--msgs") && i + 1 < argc)

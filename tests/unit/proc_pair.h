@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "check.h"
 #include "verbs_setup.h"
 
@@ -49,7 +50,7 @@ static char proc_pair_run_dir[] = "/tmp/softefa-test-XXXXXX";
 static inline pid_t fork_target(void (*run)(int fd), int *fd)
 {
 	int sv[2];
-	pid_t child;
+	pid_t child, parent = getpid();
 
 	if (!getenv("SOFTEFA_RUN_DIR")) {
 		REQUIRE(mkdtemp(proc_pair_run_dir));
@@ -59,6 +60,7 @@ static inline pid_t fork_target(void (*run)(int fd), int *fd)
 	child = fork();
 	REQUIRE(child >= 0);
 	if (child == 0) {
+		child_bound(parent, 300); /* a unit test's timeout */
 		close(sv[0]);
 		run(sv[1]);
 		exit(0);
