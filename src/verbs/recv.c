@@ -10,6 +10,7 @@
 
 #include "../efa/status.h"
 #include "sefa.h"
+#include "sg.h"
 #include "verbs_ops.h"
 
 int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
@@ -53,33 +54,21 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 static unsigned scatter(struct sefa_qp *qp, const struct sefa_recv_wqe *w, uint32_t skip,
                         const uint8_t *data, uint32_t len)
 {
-	uint64_t room = 0;
+	struct sefa_sg it;
+	struct ibv_sge p;
+	uint64_t room;
 
-	for (uint32_t i = 0; i < w->num_sge; i++) {
-		/* A receive may be written only within an MR of the QP's PD with LOCAL_WRITE. */
-		if (w->sge[i].length && !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd,
-		                                          IBV_ACCESS_LOCAL_WRITE))
-			return EFA_STATUS_LOCAL_INVALID_LKEY;
-		room += w->sge[i].length;
-	}
+	/* A receive may be written only within an MR of the QP's PD with LOCAL_WRITE. */
+	sefa_sg_begin(&it, w->sge, w->num_sge, 0, SEFA_SG_END);
+	if (sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE, &room) !=
+	    EFA_STATUS_OK)
+		return EFA_STATUS_LOCAL_INVALID_LKEY;
 	if (room < (uint64_t)skip + len)
 		return EFA_STATUS_LOCAL_BAD_LENGTH;
-	for (uint32_t i = 0; i < w->num_sge && len; i++) {
-		uint8_t *dst = (uint8_t *)(uintptr_t)w->sge[i].addr;
-		uint32_t n = w->sge[i].length;
-
-		if (skip >= n) {
-			skip -= n;
-			continue;
-		}
-		dst += skip;
-		n -= skip;
-		skip = 0;
-		if (n > len)
-			n = len;
-		memcpy(dst, data, n);
-		data += n;
-		len -= n;
+	sefa_sg_begin(&it, w->sge, w->num_sge, skip, len);
+	while (sefa_sg_next(&it, &p)) {
+		memcpy((uint8_t *)(uintptr_t)p.addr, data, p.length);
+		data += p.length;
 	}
 	return EFA_STATUS_OK;
 }

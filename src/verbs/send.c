@@ -14,6 +14,7 @@
 
 #include "../efa/status.h"
 #include "send.h"
+#include "sg.h"
 #include "srd_qp.h"
 #include "verbs_ops.h"
 
@@ -103,17 +104,14 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 		iov[niov++].iov_len = w->inline_len;
 		total = w->inline_len;
 	} else {
-		for (uint32_t i = 0; i < w->num_sge; i++) {
-			if (!sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, 0)) {
-				status = EFA_STATUS_LOCAL_INVALID_LKEY;
-				goto done;
-			}
-			if (!w->sge[i].length)
-				continue;
-			iov[niov].iov_base = (void *)(uintptr_t)w->sge[i].addr;
-			iov[niov++].iov_len = w->sge[i].length;
-			total += w->sge[i].length;
-		}
+		struct sefa_sg it;
+
+		/* Every SGE's lkey is checked, an empty one's too. */
+		sefa_sg_begin_every(&it, w->sge, w->num_sge);
+		status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total);
+		if (status != EFA_STATUS_OK)
+			goto done;
+		niov = sefa_sg_slice(w->sge, w->num_sge, 0, SEFA_SG_END, iov, SEFA_MAX_SGE);
 	}
 	/* Any size up to the device's: larger than a datagram of the path, it goes in
 	 * pieces and is put together at the receiver. */
@@ -156,11 +154,7 @@ static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->num_sge < 0)
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint64_t total = 0;
-
-		for (int i = 0; i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if (total > qp->cap.max_inline_data)
+		if (sefa_sg_len(wr->sg_list, (uint32_t)wr->num_sge) > qp->cap.max_inline_data)
 			return EINVAL;
 	} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
 		return EINVAL;
@@ -173,12 +167,14 @@ static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
 /* Copies inline data from the caller's buffers now: they may be reused on return. */
 static void stage_inline_sges(struct sefa_send_wqe *w, const struct ibv_sge *sg, int n)
 {
+	struct sefa_sg it;
+	struct ibv_sge p;
 	uint32_t off = 0;
 
-	for (int i = 0; i < n; i++) {
-		if (sg[i].length)
-			memcpy(w->inline_buf + off, (void *)(uintptr_t)sg[i].addr, sg[i].length);
-		off += sg[i].length;
+	sefa_sg_begin(&it, sg, (uint32_t)n, 0, SEFA_SG_END);
+	while (sefa_sg_next(&it, &p)) {
+		memcpy(w->inline_buf + off, (void *)(uintptr_t)p.addr, p.length);
+		off += p.length;
 	}
 	w->inline_len = off;
 }

@@ -21,6 +21,7 @@
 
 #include "../efa/status.h"
 #include "send.h"
+#include "sg.h"
 #include "srd_qp.h"
 
 static struct sefa_qp *qp_of(struct net_ep *ep)
@@ -240,15 +241,10 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	} else {
 		/* A read writes its local buffer: that needs LOCAL_WRITE. */
 		unsigned need = op == SRD_MSG_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+		struct sefa_sg it;
 
-		for (uint32_t i = 0; i < w->num_sge; i++) {
-			if (w->sge[i].length &&
-			    !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, need)) {
-				status = EFA_STATUS_LOCAL_INVALID_LKEY;
-				break;
-			}
-			total += w->sge[i].length;
-		}
+		sefa_sg_begin(&it, w->sge, w->num_sge, 0, SEFA_SG_END);
+		status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, need, &total);
 	}
 	if (status == EFA_STATUS_OK &&
 	    total > (op == SRD_MSG_SEND ? lim->max_msg_size : lim->max_rdma_size))
@@ -304,33 +300,13 @@ static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 	sq_slot_put(qp, s);
 }
 
-/* Points iov at [offset, offset + len) of an SGE list; returns how many it used. */
-static int sge_slice(const struct ibv_sge *sge, uint32_t nsge, uint32_t offset, uint32_t len,
-                     struct iovec *iov, unsigned max)
-{
-	unsigned n = 0;
-
-	for (uint32_t i = 0; i < nsge && len && n < max; i++) {
-		uint32_t sl = sge[i].length;
-
-		if (offset >= sl) {
-			offset -= sl;
-			continue;
-		}
-		iov[n].iov_base = (uint8_t *)(uintptr_t)sge[i].addr + offset;
-		iov[n].iov_len = sl - offset < len ? sl - offset : len;
-		len -= (uint32_t)iov[n].iov_len;
-		offset = 0;
-		n++;
-	}
-	return (int)n;
-}
-
 static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
                       struct iovec *iov, unsigned max)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
+	struct sefa_sg it;
+	uint64_t total;
 
 	if (s->w.is_inline) {
 		iov[0].iov_base = s->w.inline_buf + offset;
@@ -338,11 +314,10 @@ static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 		return 1;
 	}
 	/* The source must still be registered: never read memory deregistered since. */
-	for (uint32_t i = 0; i < s->w.num_sge; i++)
-		if (s->w.sge[i].length &&
-		    !sefa_mr_range_ok(qp->sh, &s->w.sge[i], qp->qpx.qp_base.pd, 0))
-			return -EFA_STATUS_LOCAL_INVALID_LKEY;
-	return sge_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
+	sefa_sg_begin(&it, s->w.sge, s->w.num_sge, 0, SEFA_SG_END);
+	if (sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
+		return -EFA_STATUS_LOCAL_INVALID_LKEY;
+	return (int)sefa_sg_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
 }
 
 /*
@@ -436,8 +411,9 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	    rx->m->op == SRD_MSG_SEND || (rx->m->op == SRD_MSG_WRITE_IMM &&
 	                                  !(qp->efa_flags & EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV));
 	struct sefa_rq_claim *c;
-	unsigned status = EFA_STATUS_OK;
-	uint64_t room = 0;
+	struct sefa_sg it;
+	unsigned status;
+	uint64_t room;
 	int st;
 
 	st = addressable(qp, rx, true);
@@ -464,15 +440,8 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 		take_wqe(qp, c);
 	if (write)
 		return SRD_OK;
-	for (uint32_t i = 0; i < c->w.num_sge; i++) {
-		if (c->w.sge[i].length &&
-		    !sefa_mr_range_ok(qp->sh, &c->w.sge[i], qp->qpx.qp_base.pd,
-		                      IBV_ACCESS_LOCAL_WRITE)) {
-			status = EFA_STATUS_LOCAL_INVALID_LKEY;
-			break;
-		}
-		room += c->w.sge[i].length;
-	}
+	sefa_sg_begin(&it, c->w.sge, c->w.num_sge, 0, SEFA_SG_END);
+	status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE, &room);
 	if (status == EFA_STATUS_OK && room < c->len)
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
 	if (status == EFA_STATUS_OK)
@@ -489,6 +458,8 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
+	struct ibv_sge part;
+	struct sefa_sg it;
 
 	if (c->op == SRD_MSG_WRITE || c->op == SRD_MSG_WRITE_IMM) {
 		/* Checked again per packet: the region may have been deregistered since. */
@@ -505,22 +476,12 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 	}
 	/* A send: bounds were checked at the claim, offset + len <= c->len <= room; the
 	 * buffers' MR is checked again per packet, as a write's region is. */
-	for (uint32_t i = 0; i < c->w.num_sge && len; i++) {
-		uint32_t sl = c->w.sge[i].length, n;
-		struct ibv_sge part;
-
-		if (offset >= sl) {
-			offset -= sl;
-			continue;
-		}
-		n = sl - offset < len ? sl - offset : len;
-		part = (struct ibv_sge){c->w.sge[i].addr + offset, n, c->w.sge[i].lkey};
+	sefa_sg_begin(&it, c->w.sge, c->w.num_sge, offset, len);
+	while (sefa_sg_next(&it, &part)) {
 		if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
 			return SRD_REMOTE_ABORT;
-		memcpy((uint8_t *)(uintptr_t)part.addr, data, n);
-		data += n;
-		len -= n;
-		offset = 0;
+		memcpy((uint8_t *)(uintptr_t)part.addr, data, part.length);
+		data += part.length;
 	}
 	return SRD_OK;
 }
