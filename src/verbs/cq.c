@@ -82,6 +82,36 @@ static void slot_release(const struct sefa_cqe *c)
 		atomic_fetch_add_explicit(&c->qp->rq_done, 1, memory_order_release);
 }
 
+/* Locked (CQ): takes the oldest entry, giving its queue slots back to its QP. The entry
+ * stays valid until the lock is dropped. */
+static const struct sefa_cqe *cq_take(struct sefa_cq *cq)
+{
+	const struct sefa_cqe *c = &cq->ring[cq->head];
+
+	slot_release(c);
+	cq->head = (cq->head + 1) & (cq->cap - 1);
+	cq->count--;
+	return c;
+}
+
+/* An entry as ibv_poll_cq reports it; the extended API reads the same fields. */
+static void cqe_to_wc(const struct sefa_cqe *c, struct ibv_wc *w)
+{
+	w->wr_id = c->wr_id;
+	w->status = c->status;
+	w->opcode = c->opcode;
+	w->vendor_err = c->vendor_err;
+	w->byte_len = c->byte_len;
+	w->imm_data = c->imm_data;
+	w->qp_num = c->qp_num;
+	w->src_qp = c->src_qp;
+	w->wc_flags = c->wc_flags;
+	w->pkey_index = 0;
+	w->slid = c->slid;
+	w->sl = 0;
+	w->dlid_path_bits = 0;
+}
+
 static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 {
 	int got = 0;
@@ -90,27 +120,8 @@ static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 	if (!atomic_load_explicit(&cq->nready, memory_order_acquire))
 		return 0;
 	sefa_lock(&cq->lock);
-	while (got < n && cq->count) {
-		const struct sefa_cqe *c = &cq->ring[cq->head];
-		struct ibv_wc *w = &wc[got++];
-
-		w->wr_id = c->wr_id;
-		w->status = c->status;
-		w->opcode = c->opcode;
-		w->vendor_err = c->vendor_err;
-		w->byte_len = c->byte_len;
-		w->imm_data = c->imm_data;
-		w->qp_num = c->qp_num;
-		w->src_qp = c->src_qp;
-		w->wc_flags = c->wc_flags;
-		w->pkey_index = 0;
-		w->slid = c->slid;
-		w->sl = 0;
-		w->dlid_path_bits = 0;
-		slot_release(c);
-		cq->head = (cq->head + 1) & (cq->cap - 1);
-		cq->count--;
-	}
+	while (got < n && cq->count)
+		cqe_to_wc(cq_take(cq), &wc[got++]);
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	sefa_unlock(&cq->lock);
 	return got;
@@ -124,10 +135,7 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 		return false;
 	sefa_lock(&cq->lock);
 	if (cq->count) {
-		cq->cur = cq->ring[cq->head];
-		slot_release(&cq->cur);
-		cq->head = (cq->head + 1) & (cq->cap - 1);
-		cq->count--;
+		cq->cur = *cq_take(cq);
 		atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 		got = true;
 	}

@@ -6,6 +6,7 @@
 
 #include "../efa/status.h"
 #include "../util/log.h"
+#include "completion.h"
 #include "sefa.h"
 #include "srd_qp.h"
 #include "verbs_ops.h"
@@ -288,24 +289,16 @@ static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state 
 /* Locked: give every posted receive back as a flushed completion. */
 void sefa_qp_flush(struct sefa_qp *qp)
 {
-	struct sefa_cq *rcq = to_scq(qp->qpx.qp_base.recv_cq);
-
 	while (qp->rq_count) {
 		struct sefa_recv_wqe *w = &qp->rq[qp->rq_head];
-		struct sefa_cqe c = {
-		    .wr_id = w->wr_id,
-		    .qp = qp,
-		    .qp_num = (uint16_t)qp->ep.qpn,
-		    .status = IBV_WC_WR_FLUSH_ERR,
-		    .vendor_err = EFA_STATUS_FLUSHED,
-		    .opcode = IBV_WC_RECV,
-		    .slid = NET_AHN_UNKNOWN,
-		};
+		struct sefa_cqe c;
 
 		qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
 		qp->rq_count--;
-		sefa_cntr_count(qp, SEFA_CNTR_RECV, false, 0);
-		sefa_cq_push(rcq, &c);
+		sefa_cqe_build(&c, qp, w->wr_id, EFA_STATUS_FLUSHED, IBV_WC_RECV);
+		/* A receive never reached by a message names no sender. */
+		c.slid = NET_AHN_UNKNOWN;
+		sefa_complete_recv(qp, &c, 0);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../efa/status.h"
+#include "completion.h"
 #include "sefa.h"
 #include "sg.h"
 #include "verbs_ops.h"
@@ -108,25 +109,11 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 	if (status == EFA_STATUS_LOCAL_BAD_LENGTH)
 		cnt->rx_len_err++;
 	cnt->recv_wrs++;
-	sefa_cntr_count(qp, SEFA_CNTR_RECV, status == EFA_STATUS_OK, len);
-
-	memset(&c, 0, sizeof(c));
-	c.wr_id = w->wr_id;
-	c.qp = qp;
-	c.qp_num = (uint16_t)qp->ep.qpn;
-	c.status = (uint8_t)sefa_efa_status_to_wc(status);
-	c.vendor_err = (uint8_t)status;
-	c.opcode = IBV_WC_RECV;
+	sefa_cqe_build(&c, qp, w->wr_id, status, IBV_WC_RECV);
 	/* As on InfiniBand UD, the length counts the 40-byte GRH slot. */
 	c.byte_len = status == EFA_STATUS_OK ? len + SEFA_GRH_LEN : 0;
-	c.src_qp = h->src_qpn;
-	c.slid = net_peer_ahn_for(info->peer, sefa_pd_base(qp->qpx.qp_base.pd));
-	if (h->flags & SRD_UD_F_IMM) {
-		c.imm_data = htobe32(h->imm);
-		c.wc_flags = IBV_WC_WITH_IMM;
-	}
-	memcpy(c.sgid, info->src_gid, sizeof(c.sgid));
-	sefa_cq_push(to_scq(qp->qpx.qp_base.recv_cq), &c);
+	sefa_cqe_origin(&c, info->peer, h->src_qpn, info->src_gid, h->flags & SRD_UD_F_IMM, h->imm);
+	sefa_complete_recv(qp, &c, len);
 }
 
 const struct net_ep_ops sefa_ud_ep_ops = {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../efa/status.h"
+#include "completion.h"
 #include "send.h"
 #include "sg.h"
 #include "srd_qp.h"
@@ -35,30 +36,6 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 	return 0;
 }
 
-static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned status,
-                          uint32_t len)
-{
-	struct sefa_cqe c;
-
-	sefa_cntr_count(qp, SEFA_CNTR_SEND, status == EFA_STATUS_OK, len);
-	/* An unsignaled success leaves no entry; its slot returns with the next one. */
-	if (!signaled && status == EFA_STATUS_OK) {
-		qp->sq_unsignaled++;
-		return;
-	}
-	memset(&c, 0, sizeof(c));
-	c.wr_id = wr_id;
-	c.qp = qp;
-	c.qp_num = (uint16_t)qp->ep.qpn;
-	c.status = (uint8_t)sefa_efa_status_to_wc(status);
-	c.vendor_err = (uint8_t)status;
-	c.opcode = IBV_WC_SEND;
-	c.is_send = true;
-	c.slots = 1 + qp->sq_unsignaled;
-	qp->sq_unsignaled = 0;
-	sefa_cq_push(to_scq(qp->qpx.qp_base.send_cq), &c);
-}
-
 void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 {
 	if (qp->kind == SEFA_QP_SRD)
@@ -66,7 +43,8 @@ void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 	else
 		net_engine_flush(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)
-		complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, b->e[i].len);
+		sefa_complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, IBV_WC_SEND,
+		                   SEFA_CNTR_SEND, b->e[i].len);
 	b->n = 0;
 }
 

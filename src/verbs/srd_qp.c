@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../efa/status.h"
+#include "completion.h"
 #include "send.h"
 #include "sg.h"
 #include "srd_qp.h"
@@ -145,42 +146,6 @@ static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 
 /* ---- completions ---------------------------------------------------------------------- */
 
-/* A finished work request: its counter (whether or not it leaves an entry), its CQE. */
-static void complete(struct sefa_qp *qp, uint64_t wr_id, bool is_send, bool signaled,
-                     unsigned status, uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes)
-{
-	struct sefa_cqe c;
-
-	sefa_cntr_count(qp, cop, status == EFA_STATUS_OK, bytes);
-	if (status != EFA_STATUS_OK &&
-	    (cop == SEFA_CNTR_RDMA_READ || cop == SEFA_CNTR_RDMA_WRITE)) {
-		struct net_counters *cnt = net_engine_counters(qp->sh->eng);
-
-		/* EFA's hw_counters rdma_read_wr_err and rdma_write_wr_err. */
-		if (cop == SEFA_CNTR_RDMA_READ)
-			cnt->rdma_read_wr_err++;
-		else
-			cnt->rdma_write_wr_err++;
-	}
-	if (is_send && !signaled && status == EFA_STATUS_OK) {
-		qp->sq_unsignaled++;
-		return;
-	}
-	memset(&c, 0, sizeof(c));
-	c.wr_id = wr_id;
-	c.qp = qp;
-	c.qp_num = (uint16_t)qp->ep.qpn;
-	c.status = (uint8_t)sefa_efa_status_to_wc(status);
-	c.vendor_err = (uint8_t)status;
-	c.opcode = opcode;
-	c.is_send = is_send;
-	if (is_send) {
-		c.slots = 1 + qp->sq_unsignaled;
-		qp->sq_unsignaled = 0;
-	}
-	sefa_cq_push(to_scq(is_send ? qp->qpx.qp_base.send_cq : qp->qpx.qp_base.recv_cq), &c);
-}
-
 /* EFA's completion opcodes for our messages: a read completes as a send (a quirk). */
 static uint8_t send_wc_opcode(uint8_t wr_opcode)
 {
@@ -201,6 +166,14 @@ static enum sefa_cntr_op send_cntr_op(uint8_t wr_opcode)
 	default:
 		return SEFA_CNTR_SEND;
 	}
+}
+
+/* A send queue work request of ours ended (a flush is reported even if unsignaled). */
+static void complete_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, bool signaled,
+                         unsigned status, uint64_t bytes)
+{
+	sefa_complete_send(qp, w->wr_id, signaled, status, send_wc_opcode(w->opcode),
+	                   send_cntr_op(w->opcode), bytes);
 }
 
 /* ---- sending -------------------------------------------------------------------------- */
@@ -255,8 +228,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	if (status == EFA_STATUS_OK && !s)
 		status = EFA_STATUS_LOCAL_QP_INTERNAL_ERROR;
 	if (status != EFA_STATUS_OK) {
-		complete(qp, w->wr_id, true, w->signaled, status, send_wc_opcode(w->opcode),
-		         send_cntr_op(w->opcode), total);
+		complete_wqe(qp, w, w->signaled, status, total);
 		return;
 	}
 	/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
@@ -285,8 +257,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	s->msg = net_srd_send(eng, peer, &d, &s->tag);
 	if (!s->msg) {
 		sq_slot_put(qp, s);
-		complete(qp, w->wr_id, true, w->signaled, EFA_STATUS_LOCAL_QP_INTERNAL_ERROR,
-		         send_wc_opcode(w->opcode), send_cntr_op(w->opcode), total);
+		complete_wqe(qp, w, w->signaled, EFA_STATUS_LOCAL_QP_INTERNAL_ERROR, total);
 	}
 }
 
@@ -295,8 +266,7 @@ static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
 
-	complete(qp, s->w.wr_id, true, s->w.signaled, (unsigned)status, send_wc_opcode(s->w.opcode),
-	         send_cntr_op(s->w.opcode), s->len);
+	complete_wqe(qp, &s->w, s->w.signaled, (unsigned)status, s->len);
 	sq_slot_put(qp, s);
 }
 
@@ -448,7 +418,7 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 		return SRD_OK;
 	/* The receive is used up by the error, here and at the sender. */
 	cnt->rx_len_err += status == EFA_STATUS_LOCAL_BAD_LENGTH;
-	complete(qp, c->w.wr_id, false, true, status, IBV_WC_RECV, SEFA_CNTR_RECV, c->len);
+	sefa_complete_recv_err(qp, c->w.wr_id, status, c->len);
 	claim_put(qp, c);
 	return status == EFA_STATUS_LOCAL_BAD_LENGTH ? SRD_REMOTE_BAD_LENGTH : SRD_REMOTE_ABORT;
 }
@@ -500,35 +470,18 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 		return;
 	}
 	/* A send, or a write with immediate: it consumes a receive (or is unsolicited). */
-	sefa_cntr_count(qp, SEFA_CNTR_RECV, true, c->len);
-	memset(&e, 0, sizeof(e));
-	e.qp = qp;
-	e.qp_num = (uint16_t)qp->ep.qpn;
-	e.status = IBV_WC_SUCCESS;
+	sefa_cqe_build(&e, qp, c->has_wqe ? c->w.wr_id : 0, EFA_STATUS_OK,
+	               c->op == SRD_MSG_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV);
 	e.byte_len = c->len; /* SRD has no GRH slot; for write-imm, the write's length */
-	e.src_qp = rx->m->src_qpn;
-	e.slid = net_peer_ahn_for(rx->peer, sefa_pd_base(qp->qpx.qp_base.pd));
-	if (rx->m->has_imm) {
-		e.imm_data = htobe32(rx->m->imm);
-		e.wc_flags = IBV_WC_WITH_IMM;
-	}
-	memcpy(e.sgid, rx->src_gid, sizeof(e.sgid));
-	if (c->op == SRD_MSG_WRITE_IMM) {
-		e.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+	sefa_cqe_origin(&e, rx->peer, rx->m->src_qpn, rx->src_gid, rx->m->has_imm, rx->m->imm);
+	if (c->op == SRD_MSG_WRITE_IMM)
 		net_engine_counters(qp->sh->eng)->rdma_writes_rx++;
-	} else {
-		e.opcode = IBV_WC_RECV;
-	}
-	if (c->has_wqe) {
-		e.wr_id = c->w.wr_id;
-	} else {
-		/* Unsolicited: no receive was consumed; the entry takes no RQ slot. */
-		e.unsolicited = true;
-		e.no_slot = true;
-	}
+	/* Unsolicited: no receive was consumed; the entry takes no RQ slot. */
+	e.unsolicited = !c->has_wqe;
+	e.no_slot = !c->has_wqe;
 	net_engine_counters(qp->sh->eng)->recv_wrs++;
+	sefa_complete_recv(qp, &e, c->len);
 	claim_put(qp, c);
-	sefa_cq_push(to_scq(qp->qpx.qp_base.recv_cq), &e);
 }
 
 /* The sender restarted or gave up: a claimed receive goes back to the queue's head. */
@@ -646,8 +599,7 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		if (s->msg)
 			net_srd_cancel(eng, s->msg);
 		if (report)
-			complete(qp, s->w.wr_id, true, true, EFA_STATUS_FLUSHED,
-			         send_wc_opcode(s->w.opcode), send_cntr_op(s->w.opcode), s->len);
+			complete_wqe(qp, &s->w, true, EFA_STATUS_FLUSHED, s->len);
 		sq_slot_put(qp, s);
 	}
 	net_srd_forget_claims(eng, &qp->ep);
@@ -657,8 +609,7 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		if (!c->busy)
 			continue;
 		if (report)
-			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV,
-			         SEFA_CNTR_RECV, c->len);
+			sefa_complete_recv_err(qp, c->w.wr_id, EFA_STATUS_FLUSHED, c->len);
 		claim_put(qp, c);
 	}
 	while (!list_empty(&qp->write_claims)) {
@@ -666,8 +617,7 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		    container_of(qp->write_claims.next, struct sefa_rq_claim, link);
 
 		if (report && c->has_wqe)
-			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV,
-			         SEFA_CNTR_RECV, c->len);
+			sefa_complete_recv_err(qp, c->w.wr_id, EFA_STATUS_FLUSHED, c->len);
 		claim_put(qp, c);
 	}
 }
