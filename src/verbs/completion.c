@@ -50,13 +50,13 @@ void sefa_complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsig
 	if (efa_status != EFA_STATUS_OK)
 		count_rdma_error(qp, cop);
 	if (!signaled && efa_status == EFA_STATUS_OK) {
-		qp->sq_unsignaled++;
+		qp->unsignaled++;
 		return;
 	}
 	sefa_cqe_build(&c, qp, wr_id, efa_status, opcode);
 	c.is_send = true;
-	c.slots = 1 + qp->sq_unsignaled;
-	qp->sq_unsignaled = 0;
+	c.slots = 1 + qp->unsignaled;
+	qp->unsignaled = 0;
 	sefa_cq_push(to_scq(qp->qpx.qp_base.send_cq), &c);
 }
 

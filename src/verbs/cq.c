@@ -77,9 +77,9 @@ void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
 static void slot_release(const struct sefa_cqe *c)
 {
 	if (c->is_send)
-		atomic_fetch_add_explicit(&c->qp->sq_done, c->slots, memory_order_release);
+		sefa_wq_give_back(&c->qp->sq, c->slots);
 	else if (!c->no_slot)
-		atomic_fetch_add_explicit(&c->qp->rq_done, 1, memory_order_release);
+		sefa_wq_give_back(&c->qp->rq, 1);
 }
 
 /* Locked (CQ): takes the oldest entry, giving its queue slots back to its QP. The entry

@@ -78,7 +78,7 @@ static void qp_free(struct sefa_qp *qp)
 {
 	if (qp->kind == SEFA_QP_SRD)
 		sefa_srd_qp_fini(qp);
-	free(qp->rq);
+	free(qp->recvs);
 	free(qp->stage);
 	free(qp->inline_bufs);
 	free(qp);
@@ -117,10 +117,10 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 
 	/* Rounding as real EFA does, written back to the caller's caps. */
 	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
-	qp->sq_depth = roundup_pow2(attr->cap.max_send_wr);
-	qp->rq_depth = roundup_pow2(rq_sge * attr->cap.max_recv_wr) / rq_sge;
-	attr->cap.max_send_wr = qp->sq_depth;
-	attr->cap.max_recv_wr = qp->rq_depth;
+	qp->sq.depth = roundup_pow2(attr->cap.max_send_wr);
+	qp->rq.depth = roundup_pow2(rq_sge * attr->cap.max_recv_wr) / rq_sge;
+	attr->cap.max_send_wr = qp->sq.depth;
+	attr->cap.max_recv_wr = qp->rq.depth;
 	qp->cap = attr->cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
@@ -131,14 +131,14 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	/* Inline data is copied at post time into QP-owned space: one slot per staged
 	 * WQE of the wr_* API and one for ibv_post_send. */
 	inl = qp->cap.max_inline_data;
-	nstage = qp->has_qpx ? qp->sq_depth : 0;
-	if (qp->rq_depth)
-		qp->rq = calloc(qp->rq_depth, sizeof(*qp->rq));
+	nstage = qp->has_qpx ? qp->sq.depth : 0;
+	if (qp->rq.depth)
+		qp->recvs = calloc(qp->rq.depth, sizeof(*qp->recvs));
 	if (nstage)
 		qp->stage = calloc(nstage, sizeof(*qp->stage));
 	if (inl)
 		qp->inline_bufs = malloc((size_t)(nstage + 1) * inl);
-	if ((qp->rq_depth && !qp->rq) || (nstage && !qp->stage) || (inl && !qp->inline_bufs)) {
+	if ((qp->rq.depth && !qp->recvs) || (nstage && !qp->stage) || (inl && !qp->inline_bufs)) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
@@ -190,7 +190,7 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 		sefa_qp_fill_wr_ops(qp);
 	sefa_obj_add(ctx, OBJ_QP, &qp->obj);
 	sefa_log(SEFA_LOG_DEBUG, "QP %u created: %s, sq %u rq %u", ibqp->qp_num,
-	         qp->kind == SEFA_QP_UD ? "UD" : "SRD", qp->sq_depth, qp->rq_depth);
+	         qp->kind == SEFA_QP_UD ? "UD" : "SRD", qp->sq.depth, qp->rq.depth);
 	return ibqp;
 }
 
@@ -289,12 +289,10 @@ static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state 
 /* Locked: give every posted receive back as a flushed completion. */
 void sefa_qp_flush(struct sefa_qp *qp)
 {
-	while (qp->rq_count) {
-		struct sefa_recv_wqe *w = &qp->rq[qp->rq_head];
+	while (qp->recv_count) {
+		struct sefa_recv_wqe *w = sefa_recv_take(qp);
 		struct sefa_cqe c;
 
-		qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-		qp->rq_count--;
 		sefa_cqe_build(&c, qp, w->wr_id, EFA_STATUS_FLUSHED, IBV_WC_RECV);
 		/* A receive never reached by a message names no sender. */
 		c.slid = NET_AHN_UNKNOWN;
@@ -305,14 +303,12 @@ void sefa_qp_flush(struct sefa_qp *qp)
 /* Locked: back to RESET, queues empty, their completions gone. */
 static void qp_reset(struct sefa_qp *qp)
 {
-	qp->rq_head = qp->rq_count = 0;
+	qp->recv_head = qp->recv_count = 0;
 	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.send_cq), qp);
 	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.recv_cq), qp);
-	qp->sq_posted = 0;
-	qp->sq_unsignaled = 0;
-	atomic_store(&qp->sq_done, 0);
-	qp->rq_posted = 0;
-	atomic_store(&qp->rq_done, 0);
+	sefa_wq_reset(&qp->sq);
+	qp->unsignaled = 0;
+	sefa_wq_reset(&qp->rq);
 }
 
 SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)

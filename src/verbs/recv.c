@@ -22,29 +22,37 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 
 	net_engine_lock(eng);
 	for (; wr; wr = wr->next) {
-		uint32_t done = atomic_load_explicit(&qp->rq_done, memory_order_acquire);
 		struct sefa_recv_wqe *w;
 
 		if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_ERR)
 			err = EINVAL;
 		else if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
 			err = EINVAL;
-		else if (qp->rq_posted - done >= qp->rq_depth)
+		else if (sefa_wq_full(&qp->rq, 0))
 			err = ENOMEM;
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
-		w = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_depth];
+		w = &qp->recvs[(qp->recv_head + qp->recv_count) % qp->rq.depth];
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
 		if (w->num_sge)
 			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);
-		qp->rq_count++;
-		qp->rq_posted++;
+		qp->recv_count++;
+		qp->rq.posted++;
 	}
 	net_engine_unlock(eng);
 	return err;
+}
+
+struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp)
+{
+	struct sefa_recv_wqe *w = &qp->recvs[qp->recv_head];
+
+	qp->recv_head = (qp->recv_head + 1) % qp->rq.depth;
+	qp->recv_count--;
+	return w;
 }
 
 /*
@@ -98,13 +106,11 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 		cnt->rx_bad_qkey++;
 		return;
 	}
-	if (!qp->rq_count) {
+	if (!qp->recv_count) {
 		cnt->ud_rx_no_wqe++;
 		return;
 	}
-	w = &qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-	qp->rq_count--;
+	w = sefa_recv_take(qp);
 	status = scatter(qp, w, SEFA_GRH_LEN, payload, len);
 	if (status == EFA_STATUS_LOCAL_BAD_LENGTH)
 		cnt->rx_len_err++;

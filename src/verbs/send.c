@@ -22,7 +22,6 @@
 int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 {
 	enum ibv_qp_state st = qp->qpx.qp_base.state;
-	uint32_t done = atomic_load_explicit(&qp->sq_done, memory_order_acquire);
 
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return EINVAL;
@@ -31,7 +30,7 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 		return EINVAL;
 	if (flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_INLINE))
 		return EINVAL;
-	if (qp->sq_posted + staged - done >= qp->sq_depth)
+	if (sefa_wq_full(&qp->sq, staged))
 		return ENOMEM;
 	return 0;
 }
@@ -112,7 +111,7 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 			status = EFA_STATUS_LOCAL_BAD_LENGTH;
 	}
 done:
-	qp->sq_posted++;
+	qp->sq.posted++;
 	b->e[b->n].wr_id = w->wr_id;
 	b->e[b->n].signaled = w->signaled;
 	b->e[b->n].status = (uint8_t)status;

@@ -37,37 +37,37 @@ int sefa_srd_qp_init(struct sefa_qp *qp)
 	uint32_t inl = qp->cap.max_inline_data;
 
 	list_init(&qp->write_claims);
-	qp->sq_slots = calloc(qp->sq_depth ? qp->sq_depth : 1, sizeof(*qp->sq_slots));
-	qp->rq_claims = calloc(qp->rq_depth ? qp->rq_depth : 1, sizeof(*qp->rq_claims));
-	if (inl && qp->sq_depth)
-		qp->sq_inline = malloc((size_t)qp->sq_depth * inl);
-	if (!qp->sq_slots || !qp->rq_claims || (inl && qp->sq_depth && !qp->sq_inline))
+	qp->slots = calloc(qp->sq.depth ? qp->sq.depth : 1, sizeof(*qp->slots));
+	qp->claims = calloc(qp->rq.depth ? qp->rq.depth : 1, sizeof(*qp->claims));
+	if (inl && qp->sq.depth)
+		qp->slot_inline = malloc((size_t)qp->sq.depth * inl);
+	if (!qp->slots || !qp->claims || (inl && qp->sq.depth && !qp->slot_inline))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < qp->sq_depth; i++) {
-		qp->sq_slots[i].tag.ep = &qp->ep;
-		qp->sq_slots[i].tag.kind = TAG_SQ;
-		qp->sq_slots[i].qp = qp;
-		qp->sq_slots[i].w.inline_buf =
-		    qp->sq_inline ? qp->sq_inline + (size_t)i * inl : NULL;
-		qp->sq_slots[i].next_free = i + 1;
+	for (uint32_t i = 0; i < qp->sq.depth; i++) {
+		qp->slots[i].tag.ep = &qp->ep;
+		qp->slots[i].tag.kind = TAG_SQ;
+		qp->slots[i].qp = qp;
+		qp->slots[i].w.inline_buf =
+		    qp->slot_inline ? qp->slot_inline + (size_t)i * inl : NULL;
+		qp->slots[i].next_free = i + 1;
 	}
-	for (uint32_t i = 0; i < qp->rq_depth; i++) {
-		qp->rq_claims[i].tag.ep = &qp->ep;
-		qp->rq_claims[i].tag.kind = TAG_CLAIM;
-		qp->rq_claims[i].pooled = true;
-		list_init(&qp->rq_claims[i].link);
-		qp->rq_claims[i].next_free = i + 1;
+	for (uint32_t i = 0; i < qp->rq.depth; i++) {
+		qp->claims[i].tag.ep = &qp->ep;
+		qp->claims[i].tag.kind = TAG_CLAIM;
+		qp->claims[i].pooled = true;
+		list_init(&qp->claims[i].link);
+		qp->claims[i].next_free = i + 1;
 	}
-	qp->sq_free = 0;
-	qp->rq_free = 0;
+	qp->sq.free = 0;
+	qp->rq.free = 0;
 	return 0;
 }
 
 void sefa_srd_qp_fini(struct sefa_qp *qp)
 {
-	free(qp->sq_slots);
-	free(qp->rq_claims);
-	free(qp->sq_inline);
+	free(qp->slots);
+	free(qp->claims);
+	free(qp->slot_inline);
 }
 
 static struct sefa_sq_slot *sq_slot_get(struct sefa_qp *qp)
@@ -75,10 +75,10 @@ static struct sefa_sq_slot *sq_slot_get(struct sefa_qp *qp)
 	struct sefa_sq_slot *s;
 
 	/* Occupancy never exceeds the depth, so a slot is always free here. */
-	if (qp->sq_free >= qp->sq_depth)
+	if (qp->sq.free >= qp->sq.depth)
 		return NULL;
-	s = &qp->sq_slots[qp->sq_free];
-	qp->sq_free = s->next_free;
+	s = &qp->slots[qp->sq.free];
+	qp->sq.free = s->next_free;
 	s->busy = true;
 	return s;
 }
@@ -87,8 +87,8 @@ static void sq_slot_put(struct sefa_qp *qp, struct sefa_sq_slot *s)
 {
 	s->busy = false;
 	s->msg = NULL;
-	s->next_free = qp->sq_free;
-	qp->sq_free = (uint32_t)(s - qp->sq_slots);
+	s->next_free = qp->sq.free;
+	qp->sq.free = (uint32_t)(s - qp->slots);
 }
 
 /* A pooled claim for a send; an allocated, listed one for a write. */
@@ -104,10 +104,10 @@ static struct sefa_rq_claim *claim_get(struct sefa_qp *qp, bool write)
 		c->tag.kind = TAG_CLAIM;
 		list_add_tail(&qp->write_claims, &c->link);
 	} else {
-		if (qp->rq_free >= qp->rq_depth)
+		if (qp->rq.free >= qp->rq.depth)
 			return NULL;
-		c = &qp->rq_claims[qp->rq_free];
-		qp->rq_free = c->next_free;
+		c = &qp->claims[qp->rq.free];
+		qp->rq.free = c->next_free;
 	}
 	c->busy = true;
 	c->has_wqe = false;
@@ -122,25 +122,23 @@ static void claim_put(struct sefa_qp *qp, struct sefa_rq_claim *c)
 		free(c);
 		return;
 	}
-	c->next_free = qp->rq_free;
-	qp->rq_free = (uint32_t)(c - qp->rq_claims);
+	c->next_free = qp->rq.free;
+	qp->rq.free = (uint32_t)(c - qp->claims);
 }
 
 /* Takes the next posted receive into the claim. */
 static void take_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 {
-	c->w = qp->rq[qp->rq_head];
+	c->w = *sefa_recv_take(qp);
 	c->has_wqe = true;
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-	qp->rq_count--;
 }
 
 /* Puts a claimed receive back at the head of the queue, as if never taken. */
 static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 {
-	qp->rq_head = (qp->rq_head + qp->rq_depth - 1) % qp->rq_depth;
-	qp->rq[qp->rq_head] = c->w;
-	qp->rq_count++;
+	qp->recv_head = (qp->recv_head + qp->rq.depth - 1) % qp->rq.depth;
+	qp->recvs[qp->recv_head] = c->w;
+	qp->recv_count++;
 	c->has_wqe = false;
 }
 
@@ -205,7 +203,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	uint64_t total = 0;
 
 	net_engine_counters(eng)->send_wrs++;
-	qp->sq_posted++;
+	qp->sq.posted++;
 	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
 	if (!peer) {
 		status = EFA_STATUS_LOCAL_INVALID_AH;
@@ -396,7 +394,7 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 			return st;
 		}
 	}
-	if (needs_wqe && !qp->rq_count)
+	if (needs_wqe && !qp->recv_count)
 		return SRD_REMOTE_RNR;
 	c = claim_get(qp, write);
 	if (!c)
@@ -591,8 +589,8 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 {
 	struct net_engine *eng = qp->sh->eng;
 
-	for (uint32_t i = 0; i < qp->sq_depth; i++) {
-		struct sefa_sq_slot *s = &qp->sq_slots[i];
+	for (uint32_t i = 0; i < qp->sq.depth; i++) {
+		struct sefa_sq_slot *s = &qp->slots[i];
 
 		if (!s->busy)
 			continue;
@@ -603,8 +601,8 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		sq_slot_put(qp, s);
 	}
 	net_srd_forget_claims(eng, &qp->ep);
-	for (uint32_t i = 0; i < qp->rq_depth; i++) {
-		struct sefa_rq_claim *c = &qp->rq_claims[i];
+	for (uint32_t i = 0; i < qp->rq.depth; i++) {
+		struct sefa_rq_claim *c = &qp->claims[i];
 
 		if (!c->busy)
 			continue;
