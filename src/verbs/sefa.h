@@ -136,6 +136,7 @@ struct sefa_ah {
 /* ---- completion queue -------------------------------------------------- */
 
 struct sefa_qp;
+struct sefa_qp_ops;
 
 /* One completion as the device produced it; translated to ibv_wc when polled. */
 struct sefa_cqe {
@@ -187,11 +188,6 @@ struct sefa_cq {
 };
 
 /* ---- queue pair -------------------------------------------------------- */
-
-enum sefa_qp_kind {
-	SEFA_QP_UD,
-	SEFA_QP_SRD,
-};
 
 /*
  * A work queue, send or receive. Its occupancy counts a post until the completion that
@@ -328,7 +324,7 @@ struct sefa_qp {
 	struct net_ep ep;
 	struct sefa_context *ctx;
 	struct sefa_shared *sh;
-	enum sefa_qp_kind kind;
+	const struct sefa_qp_ops *ops; /* its type's (qp_ops.h), chosen at creation */
 
 	/* attributes */
 	uint32_t qkey;
@@ -492,8 +488,6 @@ struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp);
 
 /* wr_ex.c */
 void sefa_qp_fill_wr_ops(struct sefa_qp *qp);
-/* recv.c */
-extern const struct net_ep_ops sefa_ud_ep_ops;
 
 /* context.c */
 void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev);

@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * The send path: validation shared by ibv_post_send and the wr_* API, and the
- * transmission of staged WQEs. Sends go out from the caller's thread, straight from
- * the caller's registered memory into the socket (no copy, no thread hop); inline
- * data is copied into the engine's datagram buffer at once.
+ * transmission of staged WQEs through the QP's type (ud_qp.c, srd_qp.c). Sends go out
+ * from the caller's thread, straight from the caller's registered memory into the
+ * socket (no copy, no thread hop); inline data is copied into the engine's datagram
+ * buffer at once.
  *
  * A send completion is produced only after its datagram has left (the batch is
  * flushed first): the moment the application sees it, it may reuse the buffer.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "../efa/status.h"
 #include "completion.h"
+#include "qp_ops.h"
 #include "send.h"
 #include "sg.h"
-#include "srd_qp.h"
 #include "verbs_ops.h"
 
 int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
@@ -37,87 +36,31 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 
 void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 {
-	if (qp->kind == SEFA_QP_SRD)
-		net_engine_kick_tx(qp->sh->eng); /* SRD sends complete on ack */
-	else
-		net_engine_flush(qp->sh->eng);
+	/* Sent first: once the application sees a completion, it may reuse the buffer. */
+	qp->ops->push(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)
 		sefa_complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, IBV_WC_SEND,
 		                   SEFA_CNTR_SEND, b->e[i].len);
 	b->n = 0;
 }
 
-/* UD datagrams of one flow keep one path, as a NIC hashes a flow to one port. */
-static unsigned ud_path(const struct sefa_qp *qp, uint32_t remote_qpn)
+void sefa_send_batch_add(struct sefa_qp *qp, struct sefa_send_batch *b,
+                         const struct sefa_send_wqe *w, unsigned status, uint64_t len)
 {
-	uint32_t h = (qp->ep.qpn * 2654435761u) ^ (remote_qpn * 40503u);
-
-	return h ^ (h >> 15);
-}
-
-/* Locked. Transmits one WQE; its completion joins the batch. */
-void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
-                        struct sefa_send_batch *b)
-{
-	struct net_engine *eng = qp->sh->eng;
-	struct iovec iov[SEFA_MAX_SGE];
-	unsigned status = EFA_STATUS_OK;
-	const struct net_peer *peer;
-	unsigned niov = 0;
-	uint64_t total = 0;
-
-	if (qp->kind == SEFA_QP_SRD) {
-		sefa_srd_transmit(qp, w);
-		return;
-	}
-	net_engine_counters(eng)->send_wrs++;
-	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
-	if (!peer) {
-		status = EFA_STATUS_LOCAL_INVALID_AH;
-		goto done;
-	}
-	if (w->is_inline) {
-		iov[niov].iov_base = w->inline_buf;
-		iov[niov++].iov_len = w->inline_len;
-		total = w->inline_len;
-	} else {
-		struct sefa_sg it;
-
-		/* Every SGE's lkey is checked, an empty one's too. */
-		sefa_sg_begin_every(&it, w->sge, w->num_sge);
-		status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total);
-		if (status != EFA_STATUS_OK)
-			goto done;
-		niov = sefa_sg_slice(w->sge, w->num_sge, 0, SEFA_SG_END, iov, SEFA_MAX_SGE);
-	}
-	/* Any size up to the device's: larger than a datagram of the path, it goes in
-	 * pieces and is put together at the receiver. */
-	if (total > qp->ctx->cfg->lim.max_msg_size) {
-		status = EFA_STATUS_LOCAL_BAD_LENGTH;
-		goto done;
-	}
-	if (w->remote_qpn <= NET_QPN_MAX) {
-		struct srd_ud_hdr h = {
-		    .dst_qpn = (uint16_t)w->remote_qpn,
-		    .src_qpn = (uint16_t)qp->ep.qpn,
-		    .flags = w->has_imm ? SRD_UD_F_IMM : 0,
-		    .qkey = w->remote_qkey,
-		    .imm = be32toh(w->imm_be),
-		    .payload_len = (uint16_t)total,
-		};
-
-		/* Beyond 16 bits no such QP can exist: the datagram goes nowhere, as on a wire. */
-		if (net_send_ud(eng, peer, &h, iov, niov, ud_path(qp, w->remote_qpn), w->is_inline))
-			status = EFA_STATUS_LOCAL_BAD_LENGTH;
-	}
-done:
-	qp->sq.posted++;
 	b->e[b->n].wr_id = w->wr_id;
 	b->e[b->n].signaled = w->signaled;
 	b->e[b->n].status = (uint8_t)status;
-	b->e[b->n].len = (uint32_t)total;
+	b->e[b->n].len = (uint32_t)len;
 	if (++b->n == SEFA_SEND_BATCH)
 		sefa_send_batch_flush(qp, b);
+}
+
+void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
+                        struct sefa_send_batch *b)
+{
+	net_engine_counters(qp->sh->eng)->send_wrs++;
+	qp->sq.posted++;
+	qp->ops->transmit(qp, w, b);
 }
 
 static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)

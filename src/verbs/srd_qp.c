@@ -21,6 +21,7 @@
 
 #include "../efa/status.h"
 #include "completion.h"
+#include "qp_ops.h"
 #include "send.h"
 #include "sg.h"
 #include "srd_qp.h"
@@ -32,7 +33,7 @@ static struct sefa_qp *qp_of(struct net_ep *ep)
 
 /* ---- slots -------------------------------------------------------------------------- */
 
-int sefa_srd_qp_init(struct sefa_qp *qp)
+static int sqp_init(struct sefa_qp *qp)
 {
 	uint32_t inl = qp->cap.max_inline_data;
 
@@ -63,7 +64,7 @@ int sefa_srd_qp_init(struct sefa_qp *qp)
 	return 0;
 }
 
-void sefa_srd_qp_fini(struct sefa_qp *qp)
+static void sqp_fini(struct sefa_qp *qp)
 {
 	free(qp->slots);
 	free(qp->claims);
@@ -190,8 +191,12 @@ static uint8_t msg_op(uint8_t wr_opcode)
 	}
 }
 
-/* Locked. Hands one WQE to the core, or completes it at once with a local error. */
-void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
+/*
+ * Locked. Hands one WQE to the core, or completes it at once with a local error; the
+ * batch is not used, SRD sends complete when the core is done with them.
+ */
+static void sqp_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
+                         struct sefa_send_batch *b)
 {
 	struct net_engine *eng = qp->sh->eng;
 	const struct sefa_limits *lim = &qp->ctx->cfg->lim;
@@ -202,8 +207,7 @@ void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
 	unsigned status = EFA_STATUS_OK;
 	uint64_t total = 0;
 
-	net_engine_counters(eng)->send_wrs++;
-	qp->sq.posted++;
+	(void)b;
 	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
 	if (!peer) {
 		status = EFA_STATUS_LOCAL_INVALID_AH;
@@ -336,11 +340,10 @@ static bool ready_to_receive(const struct sefa_qp *qp)
 {
 	enum ibv_qp_state st = qp->qpx.qp_base.state;
 
-	return qp->kind == SEFA_QP_SRD &&
-	       (st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD || st == IBV_QPS_SQE);
+	return st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD || st == IBV_QPS_SQE;
 }
 
-/* Not an SRD QP ready to receive, or the wrong qkey: the sender hears "bad QP". */
+/* Not ready to receive, or the wrong qkey: the sender hears "bad QP". */
 static int addressable(struct sefa_qp *qp, const struct net_srd_rx *rx, bool count)
 {
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
@@ -585,7 +588,7 @@ static uint8_t *srd_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint3
  * Locked. Ends every message and claim of the QP: with flush completions when the QP
  * moves to ERR, silently for RESET and destroy.
  */
-void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
+static void sqp_drain(struct sefa_qp *qp, bool report)
 {
 	struct net_engine *eng = qp->sh->eng;
 
@@ -621,7 +624,7 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 }
 
 /* No rx_ud: a UD datagram addressed to an SRD QP is dropped (and counted). */
-const struct net_ep_ops sefa_srd_ep_ops = {
+static const struct net_ep_ops sqp_ep_ops = {
     .srd_claim = srd_claim,
     .srd_place = srd_place,
     .srd_done = srd_done,
@@ -632,4 +635,39 @@ const struct net_ep_ops sefa_srd_ep_ops = {
     .srd_gather = srd_gather,
     .srd_direct = srd_direct,
     .srd_tx_direct = srd_tx_direct,
+};
+
+/* ---- the type ------------------------------------------------------------------------- */
+
+#define SRD_SEND_OPS                                                                     \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define SRD_QP_FLAGS_SUPP (EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV | EFADV_QP_FLAGS_INLINE_WRITE)
+/* Service levels: 0 is the default class, 8..15 the low-latency class (docs/srd.md). */
+#define SRD_SL_MAX 15u
+
+static int sqp_check(const struct efadv_qp_init_attr *efa)
+{
+	/* Flags whose capability the device does not advertise are refused. */
+	if (efa->flags & ~(uint32_t)SRD_QP_FLAGS_SUPP)
+		return EOPNOTSUPP;
+	if (efa->wr_flags & ~(uint64_t)EFADV_WR_EX_WITH_PROCESSING_HINTS)
+		return EOPNOTSUPP;
+	if (efa->sl > SRD_SL_MAX)
+		return EINVAL;
+	return 0;
+}
+
+const struct sefa_qp_ops sefa_srd_qp_ops = {
+    .name = "SRD",
+    .ep_ops = &sqp_ep_ops,
+    .send_ops = SRD_SEND_OPS,
+    .rts_optional = IBV_QP_RNR_RETRY,
+    .burst_hints = true,
+    .check = sqp_check,
+    .init = sqp_init,
+    .fini = sqp_fini,
+    .transmit = sqp_transmit,
+    .push = net_engine_kick_tx, /* SRD sends complete on ack */
+    .drain = sqp_drain,
 };
