@@ -263,7 +263,7 @@ static void sqp_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 	}
 }
 
-static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
+static void sqp_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
@@ -272,7 +272,7 @@ static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 	sq_slot_put(qp, s);
 }
 
-static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
+static int sqp_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
                       struct iovec *iov, unsigned max)
 {
 	struct sefa_qp *qp = qp_of(ep);
@@ -314,7 +314,7 @@ static int answer_dst(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	return SRD_OK;
 }
 
-static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+static int sqp_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
                         const uint8_t *data, uint32_t len)
 {
 	uint8_t *dst = NULL;
@@ -325,8 +325,8 @@ static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t off
 	return st;
 }
 
-/* Where answer bytes may be received in place: srd_tx_place's checks, nothing else. */
-static uint8_t *srd_tx_direct(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+/* Where answer bytes may be received in place: sqp_tx_place's checks, nothing else. */
+static uint8_t *sqp_tx_direct(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
                               uint32_t len)
 {
 	uint8_t *dst = NULL;
@@ -373,7 +373,7 @@ static int remote_access(struct sefa_qp *qp, const struct net_srd_rx *rx, unsign
 	return SRD_OK;
 }
 
-static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
@@ -424,7 +424,7 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	return status == EFA_STATUS_LOCAL_BAD_LENGTH ? SRD_REMOTE_BAD_LENGTH : SRD_REMOTE_ABORT;
 }
 
-static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+static int sqp_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
                      const uint8_t *data, uint32_t len)
 {
 	struct sefa_qp *qp = qp_of(ep);
@@ -457,7 +457,7 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 	return SRD_OK;
 }
 
-static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx)
+static void sqp_done(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
@@ -486,7 +486,7 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 }
 
 /* The sender restarted or gave up: a claimed receive goes back to the queue's head. */
-static void srd_abort(struct net_ep *ep, struct net_srd_tag *tag)
+static void sqp_abort(struct net_ep *ep, struct net_srd_tag *tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
@@ -498,7 +498,7 @@ static void srd_abort(struct net_ep *ep, struct net_srd_tag *tag)
 
 /* ---- answering reads ------------------------------------------------------------------ */
 
-static int srd_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+static int sqp_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
@@ -565,12 +565,12 @@ const struct net_ep_ops sefa_answer_ops = {
 
 /*
  * Where bytes [offset, offset + len) of an arriving RDMA write may be received in
- * place, straight from the socket: every check srd_claim and srd_place make for a
+ * place, straight from the socket: every check sqp_claim and sqp_place make for a
  * write (QP state, qkey, the sender's AH, size, the rkey's region and access for the
  * whole message, then this packet's range), with no counter or state touched; NULL
  * sends the packet the ordinary way, where a refusal is counted and answered.
  */
-static uint8_t *srd_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint32_t offset,
+static uint8_t *sqp_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint32_t offset,
                            uint32_t len)
 {
 	struct sefa_qp *qp = qp_of(ep);
@@ -625,16 +625,16 @@ static void sqp_drain(struct sefa_qp *qp, bool report)
 
 /* No rx_ud: a UD datagram addressed to an SRD QP is dropped (and counted). */
 static const struct net_ep_ops sqp_ep_ops = {
-    .srd_claim = srd_claim,
-    .srd_place = srd_place,
-    .srd_done = srd_done,
-    .srd_abort = srd_abort,
-    .srd_read = srd_read,
-    .srd_tx_place = srd_tx_place,
-    .srd_tx_done = srd_tx_done,
-    .srd_gather = srd_gather,
-    .srd_direct = srd_direct,
-    .srd_tx_direct = srd_tx_direct,
+    .srd_claim = sqp_claim,
+    .srd_place = sqp_place,
+    .srd_done = sqp_done,
+    .srd_abort = sqp_abort,
+    .srd_read = sqp_read,
+    .srd_tx_place = sqp_tx_place,
+    .srd_tx_done = sqp_tx_done,
+    .srd_gather = sqp_gather,
+    .srd_direct = sqp_direct,
+    .srd_tx_direct = sqp_tx_direct,
 };
 
 /* ---- the type ------------------------------------------------------------------------- */
