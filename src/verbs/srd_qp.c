@@ -191,6 +191,65 @@ static uint8_t msg_op(uint8_t wr_opcode)
 	}
 }
 
+/* The local checks of a WQE before it may go: an EFA status; *total its bytes. */
+static unsigned check_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, uint8_t op,
+                          const struct net_peer *peer, uint64_t *total)
+{
+	const struct sefa_limits *lim = &qp->ctx->cfg->lim;
+	unsigned status = EFA_STATUS_OK;
+
+	*total = 0;
+	if (!peer) {
+		status = EFA_STATUS_LOCAL_INVALID_AH;
+	} else if (w->is_inline) {
+		*total = w->inline_len;
+	} else {
+		/* A read writes its local buffer: that needs LOCAL_WRITE. */
+		unsigned need = op == SRD_MSG_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+		struct sefa_sg it;
+
+		sefa_sg_begin(&it, w->sge, w->num_sge, 0, SEFA_SG_END);
+		status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, need, total);
+	}
+	if (status == EFA_STATUS_OK &&
+	    *total > (op == SRD_MSG_SEND ? lim->max_msg_size : lim->max_rdma_size))
+		status = EFA_STATUS_LOCAL_BAD_LENGTH;
+	if (status == EFA_STATUS_OK && w->remote_qpn > NET_QPN_MAX)
+		status = EFA_STATUS_REMOTE_BAD_DEST_QPN;
+	return status;
+}
+
+/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
+static void slot_keep(struct sefa_sq_slot *s, const struct sefa_send_wqe *w, uint64_t total)
+{
+	uint8_t *inl = s->w.inline_buf;
+
+	s->w = *w;
+	s->w.inline_buf = inl;
+	if (w->is_inline && w->inline_len)
+		memcpy(inl, w->inline_buf, w->inline_len);
+	s->len = (uint32_t)total;
+}
+
+/* The message the core is asked to deliver for a WQE. */
+static void msg_desc(const struct sefa_qp *qp, const struct sefa_send_wqe *w, uint8_t op,
+                     uint64_t total, struct srd_msg_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = op;
+	d->len = (uint32_t)total;
+	d->dst_qpn = (uint16_t)w->remote_qpn;
+	d->src_qpn = (uint16_t)qp->ep.qpn;
+	d->qkey = w->remote_qkey;
+	d->imm = be32toh(w->imm_be);
+	d->has_imm = w->has_imm;
+	d->sl = qp->sl;
+	d->rnr_retry = qp->rnr_retry;
+	d->burst = (w->hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
+	d->rkey = w->rkey;
+	d->raddr = w->raddr;
+}
+
 /*
  * Locked. Hands one WQE to the core, or completes it at once with a local error; the
  * batch is not used, SRD sends complete when the core is done with them.
@@ -199,63 +258,26 @@ static void sqp_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
                          struct sefa_send_batch *b)
 {
 	struct net_engine *eng = qp->sh->eng;
-	const struct sefa_limits *lim = &qp->ctx->cfg->lim;
 	uint8_t op = msg_op(w->opcode);
 	const struct net_peer *peer;
-	struct sefa_sq_slot *s;
+	struct sefa_sq_slot *s = NULL;
 	struct srd_msg_desc d;
-	unsigned status = EFA_STATUS_OK;
-	uint64_t total = 0;
+	unsigned status;
+	uint64_t total;
 
 	(void)b;
 	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
-	if (!peer) {
-		status = EFA_STATUS_LOCAL_INVALID_AH;
-	} else if (w->is_inline) {
-		total = w->inline_len;
-	} else {
-		/* A read writes its local buffer: that needs LOCAL_WRITE. */
-		unsigned need = op == SRD_MSG_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
-		struct sefa_sg it;
-
-		sefa_sg_begin(&it, w->sge, w->num_sge, 0, SEFA_SG_END);
-		status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, need, &total);
-	}
-	if (status == EFA_STATUS_OK &&
-	    total > (op == SRD_MSG_SEND ? lim->max_msg_size : lim->max_rdma_size))
-		status = EFA_STATUS_LOCAL_BAD_LENGTH;
-	if (status == EFA_STATUS_OK && w->remote_qpn > NET_QPN_MAX)
-		status = EFA_STATUS_REMOTE_BAD_DEST_QPN;
-	s = status == EFA_STATUS_OK ? sq_slot_get(qp) : NULL;
+	status = check_wqe(qp, w, op, peer, &total);
+	if (status == EFA_STATUS_OK)
+		s = sq_slot_get(qp);
 	if (status == EFA_STATUS_OK && !s)
 		status = EFA_STATUS_LOCAL_QP_INTERNAL_ERROR;
 	if (status != EFA_STATUS_OK) {
 		complete_wqe(qp, w, w->signaled, status, total);
 		return;
 	}
-	/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
-	{
-		uint8_t *inl = s->w.inline_buf;
-
-		s->w = *w;
-		s->w.inline_buf = inl;
-		if (w->is_inline && w->inline_len)
-			memcpy(inl, w->inline_buf, w->inline_len);
-	}
-	s->len = (uint32_t)total;
-	memset(&d, 0, sizeof(d));
-	d.op = op;
-	d.len = (uint32_t)total;
-	d.dst_qpn = (uint16_t)w->remote_qpn;
-	d.src_qpn = (uint16_t)qp->ep.qpn;
-	d.qkey = w->remote_qkey;
-	d.imm = be32toh(w->imm_be);
-	d.has_imm = w->has_imm;
-	d.sl = qp->sl;
-	d.rnr_retry = qp->rnr_retry;
-	d.burst = (w->hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
-	d.rkey = w->rkey;
-	d.raddr = w->raddr;
+	slot_keep(s, w, total);
+	msg_desc(qp, w, op, total, &d);
 	s->msg = net_srd_send(eng, peer, &d, &s->tag);
 	if (!s->msg) {
 		sq_slot_put(qp, s);
