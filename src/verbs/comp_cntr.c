@@ -103,15 +103,60 @@ static int place_word(struct sefa_comp_cntr *c, int i, bool external,
 	return 0;
 }
 
+#define CNTR_EXT_FLAGS \
+	(EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM | EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM)
+
+/* EFA: "unsupported type or flag" (EOPNOTSUPP). Byte counting is softefa's option (docs). */
+static int check_create(const struct sefa_context *ctx, const struct ibv_comp_cntr_init_attr *attr,
+                        const struct efadv_comp_cntr_init_attr *efa)
+{
+	if (attr->comp_mask || attr->flags ||
+	    (attr->type != IBV_COMP_CNTR_TYPE_WRS &&
+	     !(attr->type == IBV_COMP_CNTR_TYPE_BYTES && ctx->cfg->comp_cntr_bytes)))
+		return EOPNOTSUPP;
+	if (efa && (efa->comp_mask || efa->flags & ~(uint32_t)CNTR_EXT_FLAGS ||
+	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM &&
+	             efa->comp_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF) ||
+	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM &&
+	             efa->err_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF)))
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/* Both words, each ours or in the caller's memory; 0 or an errno. */
+static int place_words(struct sefa_comp_cntr *c, const struct efadv_comp_cntr_init_attr *efa)
+{
+	int err = place_word(c, 0, efa && efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM,
+	                     efa ? &efa->comp_cntr_ext_mem : NULL);
+
+	if (err)
+		return err;
+	return place_word(c, 1, efa && efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM,
+	                  efa ? &efa->err_cntr_ext_mem : NULL);
+}
+
+/* One more counter of the device, within its limit, with the next handle: 0 or ENOMEM. */
+static int count_cntr(struct sefa_shared *sh, struct sefa_comp_cntr *c)
+{
+	int err = 0;
+
+	net_engine_lock(sh->eng);
+	if (sh->ncntr >= CNTR_MAX_PER_DEV) {
+		err = ENOMEM;
+	} else {
+		sh->ncntr++;
+		c->ibcc.handle = sh->cntr_handles++;
+	}
+	net_engine_unlock(sh->eng);
+	return err;
+}
+
 static struct ibv_comp_cntr *create(struct ibv_context *context,
                                     const struct ibv_comp_cntr_init_attr *attr,
                                     const struct efadv_comp_cntr_init_attr *efa)
 {
-	const uint32_t ext_flags = EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM |
-	                           EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM;
 	struct sefa_context *ctx;
 	struct sefa_comp_cntr *c;
-	struct net_engine *eng;
 	int err;
 
 	if (!sefa_is_our_context(context)) {
@@ -123,19 +168,9 @@ static struct ibv_comp_cntr *create(struct ibv_context *context,
 		return NULL;
 	}
 	ctx = to_sctx(context);
-	/* EFA: "unsupported type or flag". Byte counting is softefa's option (docs). */
-	if (attr->comp_mask || attr->flags ||
-	    (attr->type != IBV_COMP_CNTR_TYPE_WRS &&
-	     !(attr->type == IBV_COMP_CNTR_TYPE_BYTES && ctx->cfg->comp_cntr_bytes))) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (efa && (efa->comp_mask || efa->flags & ~ext_flags ||
-	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM &&
-	             efa->comp_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF) ||
-	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM &&
-	             efa->err_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF))) {
-		errno = EOPNOTSUPP;
+	err = check_create(ctx, attr, efa);
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -143,28 +178,14 @@ static struct ibv_comp_cntr *create(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = place_word(c, 0, efa && efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM,
-	                 efa ? &efa->comp_cntr_ext_mem : NULL);
+	err = place_words(c, efa);
 	if (!err)
-		err =
-		    place_word(c, 1, efa && efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM,
-		               efa ? &efa->err_cntr_ext_mem : NULL);
+		err = count_cntr(ctx->sh, c);
 	if (err) {
 		free(c);
 		errno = err;
 		return NULL;
 	}
-	eng = ctx->sh->eng;
-	net_engine_lock(eng);
-	if (ctx->sh->ncntr >= CNTR_MAX_PER_DEV) {
-		net_engine_unlock(eng);
-		free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
-	ctx->sh->ncntr++;
-	c->ibcc.handle = ctx->sh->cntr_handles++;
-	net_engine_unlock(eng);
 	c->bytes = attr->type == IBV_COMP_CNTR_TYPE_BYTES;
 	/* Caller's memory starts from what the caller put there, as the device's would. */
 	c->ibcc.context = context;

@@ -77,9 +77,39 @@ void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp)
 static void slot_release(const struct sefa_cqe *c)
 {
 	if (c->is_send)
-		atomic_fetch_add_explicit(&c->qp->sq_done, c->slots, memory_order_release);
+		sefa_wq_give_back(&c->qp->sq, c->slots);
 	else if (!c->no_slot)
-		atomic_fetch_add_explicit(&c->qp->rq_done, 1, memory_order_release);
+		sefa_wq_give_back(&c->qp->rq, 1);
+}
+
+/* Locked (CQ): takes the oldest entry, giving its queue slots back to its QP. The entry
+ * stays valid until the lock is dropped. */
+static const struct sefa_cqe *cq_take(struct sefa_cq *cq)
+{
+	const struct sefa_cqe *c = &cq->ring[cq->head];
+
+	slot_release(c);
+	cq->head = (cq->head + 1) & (cq->cap - 1);
+	cq->count--;
+	return c;
+}
+
+/* An entry as ibv_poll_cq reports it; the extended API reads the same fields. */
+static void cqe_to_wc(const struct sefa_cqe *c, struct ibv_wc *w)
+{
+	w->wr_id = c->wr_id;
+	w->status = c->status;
+	w->opcode = c->opcode;
+	w->vendor_err = c->vendor_err;
+	w->byte_len = c->byte_len;
+	w->imm_data = c->imm_data;
+	w->qp_num = c->qp_num;
+	w->src_qp = c->src_qp;
+	w->wc_flags = c->wc_flags;
+	w->pkey_index = 0;
+	w->slid = c->slid;
+	w->sl = 0;
+	w->dlid_path_bits = 0;
 }
 
 static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
@@ -90,27 +120,8 @@ static int cq_pop_wc(struct sefa_cq *cq, int n, struct ibv_wc *wc)
 	if (!atomic_load_explicit(&cq->nready, memory_order_acquire))
 		return 0;
 	sefa_lock(&cq->lock);
-	while (got < n && cq->count) {
-		const struct sefa_cqe *c = &cq->ring[cq->head];
-		struct ibv_wc *w = &wc[got++];
-
-		w->wr_id = c->wr_id;
-		w->status = c->status;
-		w->opcode = c->opcode;
-		w->vendor_err = c->vendor_err;
-		w->byte_len = c->byte_len;
-		w->imm_data = c->imm_data;
-		w->qp_num = c->qp_num;
-		w->src_qp = c->src_qp;
-		w->wc_flags = c->wc_flags;
-		w->pkey_index = 0;
-		w->slid = c->slid;
-		w->sl = 0;
-		w->dlid_path_bits = 0;
-		slot_release(c);
-		cq->head = (cq->head + 1) & (cq->cap - 1);
-		cq->count--;
-	}
+	while (got < n && cq->count)
+		cqe_to_wc(cq_take(cq), &wc[got++]);
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	sefa_unlock(&cq->lock);
 	return got;
@@ -124,10 +135,7 @@ static bool cq_pop_cur(struct sefa_cq *cq)
 		return false;
 	sefa_lock(&cq->lock);
 	if (cq->count) {
-		cq->cur = cq->ring[cq->head];
-		slot_release(&cq->cur);
-		cq->head = (cq->head + 1) & (cq->cap - 1);
-		cq->count--;
+		cq->cur = *cq_take(cq);
 		atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 		got = true;
 	}
@@ -287,69 +295,72 @@ static uint32_t roundup_pow2(uint32_t v)
 	return r;
 }
 
-struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
-                                 uint64_t efa_wc_flags)
+/* EFA's order: unsupported requests first (EOPNOTSUPP), then bad values (EINVAL). */
+static int check_create(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr)
 {
-	struct sefa_context *ctx = to_sctx(context);
-	const struct sefa_limits *lim = sefa_lim();
-	struct sefa_cq *cq;
-	int err;
-
-	/* EFA's order: unsupported requests first (EOPNOTSUPP), then bad values (EINVAL). */
-	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
+		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
-	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (attr->cqe < 1 || attr->cqe > lim->max_cqe) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
+		return EOPNOTSUPP;
+	if (attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS)
+		return EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > sefa_lim()->max_cqe)
+		return EINVAL;
 	/* EFA: the PD of a CQ must be a parent domain (of this context). */
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD &&
 	    (!attr->parent_domain || attr->parent_domain->context != context ||
-	     !to_spd(attr->parent_domain)->base)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
-		errno = EINVAL;
-		return NULL;
-	}
+	     !to_spd(attr->parent_domain)->base))
+		return EINVAL;
+	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors)
+		return EINVAL;
 	/* As the kernel looks the channel up in the caller's own context. */
-	if (attr->channel && attr->channel->context != context) {
-		errno = EINVAL;
-		return NULL;
-	}
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	cq->cap = roundup_pow2(attr->cqe);
-	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
-	if (!cq->ring) {
-		err = ENOMEM;
-		goto fail;
-	}
-	net_engine_lock(ctx->sh->eng);
-	if (ctx->sh->ncq >= lim->max_cq) {
-		net_engine_unlock(ctx->sh->eng);
-		err = ENOMEM;
-		goto fail;
-	}
-	ctx->sh->ncq++;
-	net_engine_unlock(ctx->sh->eng);
+	if (attr->channel && attr->channel->context != context)
+		return EINVAL;
+	return 0;
+}
 
-	cq->ctx = ctx;
+/* One more CQ of the device, within its limit: 0 or ENOMEM. */
+static int count_cq(struct sefa_shared *sh)
+{
+	int err = 0;
+
+	net_engine_lock(sh->eng);
+	if (sh->ncq >= sefa_lim()->max_cq)
+		err = ENOMEM;
+	else
+		sh->ncq++;
+	net_engine_unlock(sh->eng);
+	return err;
+}
+
+/* The extended poll API, and the efadv readers the creation asked for. */
+static void set_poll_ops(struct sefa_cq *cq, uint64_t efa_wc_flags)
+{
+	cq->ex.start_poll = cqx_start_poll;
+	cq->ex.next_poll = cqx_next_poll;
+	cq->ex.end_poll = cqx_end_poll;
+	cq->ex.read_opcode = cqx_read_opcode;
+	cq->ex.read_vendor_err = cqx_read_vendor_err;
+	cq->ex.read_wc_flags = cqx_read_wc_flags;
+	cq->ex.read_byte_len = cqx_read_byte_len;
+	cq->ex.read_imm_data = cqx_read_imm_data;
+	cq->ex.read_qp_num = cqx_read_qp_num;
+	cq->ex.read_src_qp = cqx_read_src_qp;
+	cq->ex.read_slid = cqx_read_slid;
+	cq->ex.read_sl = cqx_read_sl;
+	cq->ex.read_dlid_path_bits = cqx_read_dlid_path_bits;
+	if (efa_wc_flags & EFADV_WC_EX_WITH_SGID)
+		cq->dv.wc_read_sgid = dv_read_sgid;
+	if (efa_wc_flags & EFADV_WC_EX_WITH_IS_UNSOLICITED)
+		cq->dv.wc_is_unsolicited = dv_is_unsolicited;
+}
+
+/* A counted CQ takes its place: its parent domain, channel and public fields. */
+static void init_cq(struct sefa_cq *cq, struct ibv_context *context,
+                    struct ibv_cq_init_attr_ex *attr, uint64_t efa_wc_flags)
+{
+	cq->ctx = to_sctx(context);
 	sefa_lock_init(&cq->lock);
 	cq->efa_wc_flags = efa_wc_flags;
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
@@ -365,32 +376,37 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 	pthread_cond_init(&cq->ex.cond, NULL);
 	if (attr->channel)
 		__atomic_add_fetch(&attr->channel->refcnt, 1, __ATOMIC_RELAXED);
+	set_poll_ops(cq, efa_wc_flags);
+}
 
-	cq->ex.start_poll = cqx_start_poll;
-	cq->ex.next_poll = cqx_next_poll;
-	cq->ex.end_poll = cqx_end_poll;
-	cq->ex.read_opcode = cqx_read_opcode;
-	cq->ex.read_vendor_err = cqx_read_vendor_err;
-	cq->ex.read_wc_flags = cqx_read_wc_flags;
-	cq->ex.read_byte_len = cqx_read_byte_len;
-	cq->ex.read_imm_data = cqx_read_imm_data;
-	cq->ex.read_qp_num = cqx_read_qp_num;
-	cq->ex.read_src_qp = cqx_read_src_qp;
-	cq->ex.read_slid = cqx_read_slid;
-	cq->ex.read_sl = cqx_read_sl;
-	cq->ex.read_dlid_path_bits = cqx_read_dlid_path_bits;
+struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
+                                 uint64_t efa_wc_flags)
+{
+	struct sefa_context *ctx = to_sctx(context);
+	struct sefa_cq *cq;
+	int err = check_create(context, attr);
 
-	if (efa_wc_flags & EFADV_WC_EX_WITH_SGID)
-		cq->dv.wc_read_sgid = dv_read_sgid;
-	if (efa_wc_flags & EFADV_WC_EX_WITH_IS_UNSOLICITED)
-		cq->dv.wc_is_unsolicited = dv_is_unsolicited;
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->cap = roundup_pow2(attr->cqe);
+	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
+	err = cq->ring ? count_cq(ctx->sh) : ENOMEM;
+	if (err) {
+		free(cq->ring);
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	init_cq(cq, context, attr, efa_wc_flags);
 	sefa_obj_add(ctx, OBJ_CQ, &cq->obj);
 	return &cq->ex;
-fail:
-	free(cq->ring);
-	free(cq);
-	errno = err;
-	return NULL;
 }
 
 struct ibv_cq_ex *sefa_create_cq_ex(struct ibv_context *context,

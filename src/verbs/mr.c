@@ -167,11 +167,35 @@ bool sefa_range_accessible(const void *addr, size_t len, bool need_write)
 	return cur >= end;
 }
 
+/* The kernel's generic checks come first (EINVAL), then EFA's own (EOPNOTSUPP). */
+static int check_reg(void *addr, size_t length, unsigned access)
+{
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	if (access & ~MR_ACCESS_SUPPORTED)
+		return EOPNOTSUPP;
+	if (length == 0 || length > sefa_lim()->max_mr_size)
+		return EINVAL;
+	if (!sefa_range_accessible(addr, length, access & IBV_ACCESS_LOCAL_WRITE))
+		return EFAULT;
+	return 0;
+}
+
+/* Locked: the MR gets its key and enters the table, within the device's count. */
+static int table_add(struct sefa_shared *sh, struct sefa_mr *mr)
+{
+	if (sh->nmr >= sefa_lim()->max_mr)
+		return ENOMEM;
+	mr->ibmr.lkey = mr->ibmr.rkey = new_key(sh);
+	mr->ibmr.handle = mr->ibmr.lkey;
+	return table_insert(sh, mr) ? ENOMEM : 0;
+}
+
 struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
                                   unsigned access)
 {
 	struct sefa_context *ctx;
-	struct sefa_shared *sh;
 	struct sefa_mr *mr;
 	int err;
 
@@ -180,24 +204,10 @@ struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length
 		return NULL;
 	}
 	ctx = to_sctx(ibpd->context);
-	sh = ctx->sh;
 	access &= ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
-	/* The kernel's generic checks come first (EINVAL), then EFA's own (EOPNOTSUPP). */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (access & ~MR_ACCESS_SUPPORTED) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (length == 0 || length > sefa_lim()->max_mr_size) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (!sefa_range_accessible(addr, length, access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EFAULT;
+	err = check_reg(addr, length, access);
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	mr = calloc(1, sizeof(*mr));
@@ -211,27 +221,18 @@ struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length
 	mr->ibmr.length = length;
 	mr->iova = iova;
 	mr->access = access;
-
-	net_engine_lock(sh->eng);
-	if (sh->nmr >= sefa_lim()->max_mr) {
-		err = ENOMEM;
-		goto fail;
+	net_engine_lock(ctx->sh->eng);
+	err = table_add(ctx->sh, mr);
+	if (!err)
+		atomic_fetch_add(&to_spd(ibpd)->refs, 1);
+	net_engine_unlock(ctx->sh->eng);
+	if (err) {
+		free(mr);
+		errno = err;
+		return NULL;
 	}
-	mr->ibmr.lkey = mr->ibmr.rkey = new_key(sh);
-	mr->ibmr.handle = mr->ibmr.lkey;
-	if (table_insert(sh, mr)) {
-		err = ENOMEM;
-		goto fail;
-	}
-	atomic_fetch_add(&to_spd(ibpd)->refs, 1);
-	net_engine_unlock(sh->eng);
 	sefa_obj_add(ctx, OBJ_MR, &mr->obj);
 	return &mr->ibmr;
-fail:
-	net_engine_unlock(sh->eng);
-	free(mr);
-	errno = err;
-	return NULL;
 }
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)

@@ -6,18 +6,12 @@
 
 #include "../efa/status.h"
 #include "../util/log.h"
+#include "completion.h"
+#include "qp_ops.h"
 #include "sefa.h"
-#include "srd_qp.h"
 #include "verbs_ops.h"
 
 #define QP_CREATE_SUPP_MASK (IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
-#define UD_SEND_OPS         (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
-#define SRD_SEND_OPS                                                                     \
-	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
-	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
-#define SRD_QP_FLAGS_SUPP (EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV | EFADV_QP_FLAGS_INLINE_WRITE)
-/* Service levels: 0 is the default class, 8..15 the low-latency class (docs/srd.md). */
-#define SRD_SL_MAX 15u
 
 static uint32_t roundup_pow2(uint32_t v)
 {
@@ -30,33 +24,48 @@ static uint32_t roundup_pow2(uint32_t v)
 	return r;
 }
 
-static int check_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
-                        const struct efadv_qp_init_attr *efa)
+/* The type a creation asks for: UD through the verbs, SRD through efadv; else NULL. */
+static const struct sefa_qp_ops *ops_for(const struct ibv_qp_init_attr_ex *attr,
+                                         const struct efadv_qp_init_attr *efa)
+{
+	if (attr->qp_type == IBV_QPT_UD && !efa)
+		return &sefa_ud_qp_ops;
+	if (attr->qp_type == IBV_QPT_DRIVER && efa)
+		return &sefa_srd_qp_ops;
+	return NULL;
+}
+
+/* Sizes against the device's limits: a receive WQE of n SGEs takes n RQ entries. */
+static int check_caps(const struct ibv_qp_cap *cap)
 {
 	const struct sefa_limits *lim = sefa_lim();
-	uint64_t supp_ops;
-	uint32_t rq_sge;
+	uint32_t rq_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
+
+	if (cap->max_send_sge > lim->max_sq_sge || cap->max_recv_sge > lim->max_rq_sge ||
+	    cap->max_send_wr > lim->max_sq_wr || cap->max_recv_wr > lim->max_rq_wr / rq_sge ||
+	    cap->max_inline_data > lim->inline_buf_size_ex)
+		return EINVAL;
+	return 0;
+}
+
+/* EFA's order of refusals; *ops is the type asked for. 0 or an errno. */
+static int check_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
+                        const struct efadv_qp_init_attr *efa, const struct sefa_qp_ops **ops)
+{
+	int err;
 
 	if (attr->comp_mask & ~(uint32_t)QP_CREATE_SUPP_MASK)
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
-	if (attr->qp_type == IBV_QPT_UD && !efa) {
-		supp_ops = UD_SEND_OPS;
-	} else if (attr->qp_type == IBV_QPT_DRIVER && efa) {
-		supp_ops = SRD_SEND_OPS;
-		/* Flags whose capability the device does not advertise are refused. */
-		if (efa->flags & ~(uint32_t)SRD_QP_FLAGS_SUPP)
-			return EOPNOTSUPP;
-		if (efa->wr_flags & ~(uint64_t)EFADV_WR_EX_WITH_PROCESSING_HINTS)
-			return EOPNOTSUPP;
-		if (efa->sl > SRD_SL_MAX)
-			return EINVAL;
-	} else {
+	*ops = ops_for(attr, efa);
+	if (!*ops)
 		return EOPNOTSUPP;
-	}
+	err = (*ops)->check(efa);
+	if (err)
+		return err;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
-	    (attr->send_ops_flags & ~supp_ops))
+	    (attr->send_ops_flags & ~(*ops)->send_ops))
 		return EOPNOTSUPP;
 	if (!attr->send_cq || !attr->recv_cq || attr->srq)
 		return EINVAL;
@@ -64,48 +73,24 @@ static int check_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *att
 	if (attr->send_cq->context != ctx || attr->recv_cq->context != ctx ||
 	    attr->pd->context != ctx)
 		return EINVAL;
-	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
-	if (attr->cap.max_send_sge > lim->max_sq_sge || attr->cap.max_recv_sge > lim->max_rq_sge ||
-	    attr->cap.max_send_wr > lim->max_sq_wr ||
-	    attr->cap.max_recv_wr > lim->max_rq_wr / rq_sge ||
-	    attr->cap.max_inline_data > lim->inline_buf_size_ex)
-		return EINVAL;
-	return 0;
+	return check_caps(&attr->cap);
 }
 
 static void qp_free(struct sefa_qp *qp)
 {
-	if (qp->kind == SEFA_QP_SRD)
-		sefa_srd_qp_fini(qp);
-	free(qp->rq);
+	qp->ops->fini(qp);
+	free(qp->recvs);
 	free(qp->stage);
 	free(qp->inline_bufs);
 	free(qp);
 }
 
-struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
-                              const struct efadv_qp_init_attr *efa)
+/* The attributes a QP keeps, its queues rounded as real EFA does and written back. */
+static void set_attrs(struct sefa_qp *qp, struct ibv_qp_init_attr_ex *attr,
+                      const struct efadv_qp_init_attr *efa)
 {
-	struct sefa_context *ctx = to_sctx(context);
-	struct sefa_shared *sh = ctx->sh;
-	struct ibv_qp *ibqp;
-	struct sefa_qp *qp;
-	uint32_t rq_sge, inl, nstage;
-	int err;
+	uint32_t rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
 
-	err = check_create(context, attr, efa);
-	if (err) {
-		errno = err;
-		return NULL;
-	}
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	qp->ctx = ctx;
-	qp->sh = sh;
-	qp->kind = attr->qp_type == IBV_QPT_UD ? SEFA_QP_UD : SEFA_QP_SRD;
 	if (efa) {
 		qp->efa_flags = efa->flags;
 		qp->efa_wr_flags = efa->wr_flags;
@@ -113,40 +98,47 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	}
 	/* Until RTR->RTS sets it, an SRD QP retries RNR for ever, as rnr_retry 7 says. */
 	qp->rnr_retry = 7;
-
-	/* Rounding as real EFA does, written back to the caller's caps. */
-	rq_sge = attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1;
-	qp->sq_depth = roundup_pow2(attr->cap.max_send_wr);
-	qp->rq_depth = roundup_pow2(rq_sge * attr->cap.max_recv_wr) / rq_sge;
-	attr->cap.max_send_wr = qp->sq_depth;
-	attr->cap.max_recv_wr = qp->rq_depth;
+	qp->sq.depth = roundup_pow2(attr->cap.max_send_wr);
+	qp->rq.depth = roundup_pow2(rq_sge * attr->cap.max_recv_wr) / rq_sge;
+	attr->cap.max_send_wr = qp->sq.depth;
+	attr->cap.max_recv_wr = qp->rq.depth;
 	qp->cap = attr->cap;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
 		qp->has_qpx = true;
 		qp->send_ops_flags = attr->send_ops_flags;
 	}
+}
 
-	/* Inline data is copied at post time into QP-owned space: one slot per staged
-	 * WQE of the wr_* API and one for ibv_post_send. */
-	inl = qp->cap.max_inline_data;
-	nstage = qp->has_qpx ? qp->sq_depth : 0;
-	if (qp->rq_depth)
-		qp->rq = calloc(qp->rq_depth, sizeof(*qp->rq));
+/*
+ * The receive ring, the wr_* staging area and inline space: inline data is copied at
+ * post time into QP-owned space, one slot per staged WQE of the wr_* API and one for
+ * ibv_post_send. 0 or ENOMEM.
+ */
+static int alloc_queues(struct sefa_qp *qp)
+{
+	uint32_t inl = qp->cap.max_inline_data;
+	uint32_t nstage = qp->has_qpx ? qp->sq.depth : 0;
+
+	if (qp->rq.depth)
+		qp->recvs = calloc(qp->rq.depth, sizeof(*qp->recvs));
 	if (nstage)
 		qp->stage = calloc(nstage, sizeof(*qp->stage));
 	if (inl)
 		qp->inline_bufs = malloc((size_t)(nstage + 1) * inl);
-	if ((qp->rq_depth && !qp->rq) || (nstage && !qp->stage) || (inl && !qp->inline_bufs)) {
-		qp_free(qp);
-		errno = ENOMEM;
-		return NULL;
-	}
+	if ((qp->rq.depth && !qp->recvs) || (nstage && !qp->stage) || (inl && !qp->inline_bufs))
+		return ENOMEM;
 	for (uint32_t i = 0; i < nstage; i++)
 		qp->stage[i].inline_buf = qp->inline_bufs + (size_t)i * inl;
 	qp->legacy_wqe.inline_buf = qp->inline_bufs ? qp->inline_bufs + (size_t)nstage * inl : NULL;
+	return 0;
+}
 
-	ibqp = &qp->qpx.qp_base;
+static void init_ibqp(struct sefa_qp *qp, struct ibv_context *context,
+                      const struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp *ibqp = &qp->qpx.qp_base;
+
 	ibqp->context = context;
 	ibqp->qp_context = attr->qp_context;
 	ibqp->pd = attr->pd;
@@ -157,29 +149,76 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	ibqp->state = IBV_QPS_RESET;
 	pthread_mutex_init(&ibqp->mutex, NULL);
 	pthread_cond_init(&ibqp->cond, NULL);
-	sefa_lock_init(&qp->sq_lock);
-	qp->ep.ops = qp->kind == SEFA_QP_SRD ? &sefa_srd_ep_ops : &sefa_ud_ep_ops;
-	if (qp->kind == SEFA_QP_SRD && sefa_srd_qp_init(qp)) {
+}
+
+/* A QP with its memory, not yet known to the engine; NULL and errno on failure. */
+static struct sefa_qp *qp_build(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
+                                const struct efadv_qp_init_attr *efa, const struct sefa_qp_ops *ops)
+{
+	struct sefa_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->ctx = to_sctx(context);
+	qp->sh = qp->ctx->sh;
+	qp->ops = ops;
+	set_attrs(qp, attr, efa);
+	if (alloc_queues(qp)) {
 		qp_free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}
+	init_ibqp(qp, context, attr);
+	sefa_lock_init(&qp->sq_lock);
+	qp->ep.ops = ops->ep_ops;
+	if (ops->init(qp)) {
+		qp_free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return qp;
+}
+
+/* The QP gets its number from the engine, within the device's count. 0 or ENOMEM. */
+static int qp_register(struct sefa_qp *qp)
+{
+	struct sefa_shared *sh = qp->sh;
+	int err = 0;
 
 	net_engine_lock(sh->eng);
-	if (sh->nqp >= sefa_lim()->max_qp) {
+	if (sh->nqp >= sefa_lim()->max_qp || net_ep_register(sh->eng, &qp->ep))
 		err = ENOMEM;
-	} else if (net_ep_register(sh->eng, &qp->ep)) {
-		err = ENOMEM;
-	} else {
+	else
 		sh->nqp++;
-		err = 0;
-	}
 	net_engine_unlock(sh->eng);
+	return err;
+}
+
+struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
+                              const struct efadv_qp_init_attr *efa)
+{
+	const struct sefa_qp_ops *ops = NULL;
+	struct ibv_qp *ibqp;
+	struct sefa_qp *qp;
+	int err;
+
+	err = check_create(context, attr, efa, &ops);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	qp = qp_build(context, attr, efa, ops);
+	if (!qp)
+		return NULL;
+	err = qp_register(qp);
 	if (err) {
 		qp_free(qp);
 		errno = err;
 		return NULL;
 	}
+	ibqp = &qp->qpx.qp_base;
 	ibqp->qp_num = qp->ep.qpn;
 	ibqp->handle = qp->ep.qpn;
 	atomic_fetch_add(&to_spd(attr->pd)->refs, 1);
@@ -187,9 +226,9 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	atomic_fetch_add(&to_scq(attr->recv_cq)->qp_refs, 1);
 	if (qp->has_qpx)
 		sefa_qp_fill_wr_ops(qp);
-	sefa_obj_add(ctx, OBJ_QP, &qp->obj);
-	sefa_log(SEFA_LOG_DEBUG, "QP %u created: %s, sq %u rq %u", ibqp->qp_num,
-	         qp->kind == SEFA_QP_UD ? "UD" : "SRD", qp->sq_depth, qp->rq_depth);
+	sefa_obj_add(qp->ctx, OBJ_QP, &qp->obj);
+	sefa_log(SEFA_LOG_DEBUG, "QP %u created: %s, sq %u rq %u", ibqp->qp_num, ops->name,
+	         qp->sq.depth, qp->rq.depth);
 	return ibqp;
 }
 
@@ -240,8 +279,12 @@ struct transition {
 	bool valid;
 };
 
-/* The UD/SRD rows of the verbs QP state table, as EFA's driver enforces them. */
-static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state next, bool srd)
+/*
+ * The UD/SRD rows of the verbs QP state table, as EFA's driver enforces them; RTR->RTS
+ * may also set the type's rts_optional attributes.
+ */
+static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state next,
+                                       int rts_optional)
 {
 	struct transition t = {0, 0, false};
 
@@ -265,8 +308,7 @@ static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state 
 	case IBV_QPS_RTR:
 		if (next == IBV_QPS_RTS)
 			t = (struct transition){
-			    IBV_QP_SQ_PSN,
-			    IBV_QP_CUR_STATE | IBV_QP_QKEY | (srd ? IBV_QP_RNR_RETRY : 0), true};
+			    IBV_QP_SQ_PSN, IBV_QP_CUR_STATE | IBV_QP_QKEY | rts_optional, true};
 		break;
 	case IBV_QPS_RTS:
 		if (next == IBV_QPS_RTS)
@@ -288,38 +330,26 @@ static struct transition transition_of(enum ibv_qp_state cur, enum ibv_qp_state 
 /* Locked: give every posted receive back as a flushed completion. */
 void sefa_qp_flush(struct sefa_qp *qp)
 {
-	struct sefa_cq *rcq = to_scq(qp->qpx.qp_base.recv_cq);
+	while (qp->recv_count) {
+		struct sefa_recv_wqe *w = sefa_recv_take(qp);
+		struct sefa_cqe c;
 
-	while (qp->rq_count) {
-		struct sefa_recv_wqe *w = &qp->rq[qp->rq_head];
-		struct sefa_cqe c = {
-		    .wr_id = w->wr_id,
-		    .qp = qp,
-		    .qp_num = (uint16_t)qp->ep.qpn,
-		    .status = IBV_WC_WR_FLUSH_ERR,
-		    .vendor_err = EFA_STATUS_FLUSHED,
-		    .opcode = IBV_WC_RECV,
-		    .slid = NET_AHN_UNKNOWN,
-		};
-
-		qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-		qp->rq_count--;
-		sefa_cntr_count(qp, SEFA_CNTR_RECV, false, 0);
-		sefa_cq_push(rcq, &c);
+		sefa_cqe_build(&c, qp, w->wr_id, EFA_STATUS_FLUSHED, IBV_WC_RECV);
+		/* A receive never reached by a message names no sender. */
+		c.slid = NET_AHN_UNKNOWN;
+		sefa_complete_recv(qp, &c, 0);
 	}
 }
 
 /* Locked: back to RESET, queues empty, their completions gone. */
 static void qp_reset(struct sefa_qp *qp)
 {
-	qp->rq_head = qp->rq_count = 0;
+	qp->recv_head = qp->recv_count = 0;
 	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.send_cq), qp);
 	sefa_cq_purge_qp(to_scq(qp->qpx.qp_base.recv_cq), qp);
-	qp->sq_posted = 0;
-	qp->sq_unsignaled = 0;
-	atomic_store(&qp->sq_done, 0);
-	qp->rq_posted = 0;
-	atomic_store(&qp->rq_done, 0);
+	sefa_wq_reset(&qp->sq);
+	qp->unsignaled = 0;
+	sefa_wq_reset(&qp->rq);
 }
 
 SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
@@ -348,7 +378,7 @@ SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 		net_engine_unlock(eng);
 		return EINVAL;
 	}
-	t = transition_of(cur, next, qp->kind == SEFA_QP_SRD);
+	t = transition_of(cur, next, qp->ops->rts_optional);
 	extra = attr_mask & ~IBV_QP_STATE;
 	if (!t.valid || (extra & t.required) != t.required ||
 	    (extra & ~(t.required | t.optional))) {
@@ -370,12 +400,10 @@ SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 	if (attr_mask & IBV_QP_STATE) {
 		ibqp->state = next;
 		if (next == IBV_QPS_ERR && cur != IBV_QPS_ERR) {
-			if (qp->kind == SEFA_QP_SRD)
-				sefa_srd_qp_drain(qp, true);
+			qp->ops->drain(qp, true);
 			sefa_qp_flush(qp);
 		} else if (next == IBV_QPS_RESET) {
-			if (qp->kind == SEFA_QP_SRD)
-				sefa_srd_qp_drain(qp, false);
+			qp->ops->drain(qp, false);
 			qp_reset(qp);
 		}
 	}
@@ -423,8 +451,7 @@ void sefa_qp_detach(struct sefa_qp *qp)
 {
 	struct list_node *n;
 
-	if (qp->kind == SEFA_QP_SRD)
-		sefa_srd_qp_drain(qp, false);
+	qp->ops->drain(qp, false);
 	/* Answers to reads of its memory may still be in flight: they count for nobody. */
 	for (n = qp->sh->answers.next; n != &qp->sh->answers; n = n->next) {
 		struct sefa_answer *a = container_of(n, struct sefa_answer, link);

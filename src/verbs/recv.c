@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The receive path: posting receive WQEs, and placing an arriving UD message into the
- * next one. Every receive SGE is checked against its MR before a byte is written, so
- * a message can only land in memory the application registered for it.
+ * Posting receives, and the ring they wait in until a message of the QP's type takes
+ * one (ud_qp.c, srd_qp.c) or the QP flushes them.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "../efa/status.h"
 #include "sefa.h"
 #include "verbs_ops.h"
 
@@ -20,126 +17,35 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 
 	net_engine_lock(eng);
 	for (; wr; wr = wr->next) {
-		uint32_t done = atomic_load_explicit(&qp->rq_done, memory_order_acquire);
 		struct sefa_recv_wqe *w;
 
 		if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_ERR)
 			err = EINVAL;
 		else if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
 			err = EINVAL;
-		else if (qp->rq_posted - done >= qp->rq_depth)
+		else if (sefa_wq_full(&qp->rq, 0))
 			err = ENOMEM;
 		if (err) {
 			*bad_wr = wr;
 			break;
 		}
-		w = &qp->rq[(qp->rq_head + qp->rq_count) % qp->rq_depth];
+		w = &qp->recvs[(qp->recv_head + qp->recv_count) % qp->rq.depth];
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
 		if (w->num_sge)
 			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);
-		qp->rq_count++;
-		qp->rq_posted++;
+		qp->recv_count++;
+		qp->rq.posted++;
 	}
 	net_engine_unlock(eng);
 	return err;
 }
 
-/*
- * Scatters `len` bytes into the WQE's SGEs starting `skip` bytes in (the GRH slot).
- * Returns an EFA status; nothing is written unless every SGE is valid and the
- * buffers are large enough.
- */
-static unsigned scatter(struct sefa_qp *qp, const struct sefa_recv_wqe *w, uint32_t skip,
-                        const uint8_t *data, uint32_t len)
+struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp)
 {
-	uint64_t room = 0;
+	struct sefa_recv_wqe *w = &qp->recvs[qp->recv_head];
 
-	for (uint32_t i = 0; i < w->num_sge; i++) {
-		/* A receive may be written only within an MR of the QP's PD with LOCAL_WRITE. */
-		if (w->sge[i].length && !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd,
-		                                          IBV_ACCESS_LOCAL_WRITE))
-			return EFA_STATUS_LOCAL_INVALID_LKEY;
-		room += w->sge[i].length;
-	}
-	if (room < (uint64_t)skip + len)
-		return EFA_STATUS_LOCAL_BAD_LENGTH;
-	for (uint32_t i = 0; i < w->num_sge && len; i++) {
-		uint8_t *dst = (uint8_t *)(uintptr_t)w->sge[i].addr;
-		uint32_t n = w->sge[i].length;
-
-		if (skip >= n) {
-			skip -= n;
-			continue;
-		}
-		dst += skip;
-		n -= skip;
-		skip = 0;
-		if (n > len)
-			n = len;
-		memcpy(dst, data, n);
-		data += n;
-		len -= n;
-	}
-	return EFA_STATUS_OK;
+	qp->recv_head = (qp->recv_head + 1) % qp->rq.depth;
+	qp->recv_count--;
+	return w;
 }
-
-/* Locked: a UD datagram for this QP. UD is unreliable: no receive posted means a drop. */
-static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8_t *payload,
-                  uint32_t len)
-{
-	struct sefa_qp *qp = container_of(ep, struct sefa_qp, ep);
-	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
-	enum ibv_qp_state st = qp->qpx.qp_base.state;
-	const struct srd_ud_hdr *h = info->hdr;
-	struct sefa_recv_wqe *w;
-	struct sefa_cqe c;
-	unsigned status;
-
-	if (qp->kind != SEFA_QP_UD) {
-		cnt->rx_wrong_type++;
-		return;
-	}
-	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS && st != IBV_QPS_SQD && st != IBV_QPS_SQE) {
-		cnt->rx_bad_state++;
-		return;
-	}
-	if (h->qkey != qp->qkey) {
-		cnt->rx_bad_qkey++;
-		return;
-	}
-	if (!qp->rq_count) {
-		cnt->ud_rx_no_wqe++;
-		return;
-	}
-	w = &qp->rq[qp->rq_head];
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-	qp->rq_count--;
-	status = scatter(qp, w, SEFA_GRH_LEN, payload, len);
-	if (status == EFA_STATUS_LOCAL_BAD_LENGTH)
-		cnt->rx_len_err++;
-	cnt->recv_wrs++;
-	sefa_cntr_count(qp, SEFA_CNTR_RECV, status == EFA_STATUS_OK, len);
-
-	memset(&c, 0, sizeof(c));
-	c.wr_id = w->wr_id;
-	c.qp = qp;
-	c.qp_num = (uint16_t)qp->ep.qpn;
-	c.status = (uint8_t)sefa_efa_status_to_wc(status);
-	c.vendor_err = (uint8_t)status;
-	c.opcode = IBV_WC_RECV;
-	/* As on InfiniBand UD, the length counts the 40-byte GRH slot. */
-	c.byte_len = status == EFA_STATUS_OK ? len + SEFA_GRH_LEN : 0;
-	c.src_qp = h->src_qpn;
-	c.slid = net_peer_ahn_for(info->peer, sefa_pd_base(qp->qpx.qp_base.pd));
-	if (h->flags & SRD_UD_F_IMM) {
-		c.imm_data = htobe32(h->imm);
-		c.wc_flags = IBV_WC_WITH_IMM;
-	}
-	memcpy(c.sgid, info->src_gid, sizeof(c.sgid));
-	sefa_cq_push(to_scq(qp->qpx.qp_base.recv_cq), &c);
-}
-
-const struct net_ep_ops sefa_ud_ep_ops = {
-    .rx_ud = ud_rx,
-};

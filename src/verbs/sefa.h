@@ -136,6 +136,7 @@ struct sefa_ah {
 /* ---- completion queue -------------------------------------------------- */
 
 struct sefa_qp;
+struct sefa_qp_ops;
 
 /* One completion as the device produced it; translated to ibv_wc when polled. */
 struct sefa_cqe {
@@ -188,10 +189,36 @@ struct sefa_cq {
 
 /* ---- queue pair -------------------------------------------------------- */
 
-enum sefa_qp_kind {
-	SEFA_QP_UD,
-	SEFA_QP_SRD,
+/*
+ * A work queue, send or receive. Its occupancy counts a post until the completion that
+ * gives its slot back is polled: posted under the engine lock, done by the poller.
+ */
+struct sefa_wq {
+	uint32_t depth;   /* as rounded at creation */
+	uint32_t posted;  /* posts since RESET */
+	atomic_uint done; /* slots given back by polled completions since RESET */
+	uint32_t free;    /* SRD: the first free entry of the queue's pool */
 };
+
+/* Is the queue full, with `staged` posts not yet counted? */
+static inline bool sefa_wq_full(struct sefa_wq *wq, uint32_t staged)
+{
+	return wq->posted + staged - atomic_load_explicit(&wq->done, memory_order_acquire) >=
+	       wq->depth;
+}
+
+/* A polled completion gives `slots` back. */
+static inline void sefa_wq_give_back(struct sefa_wq *wq, uint32_t slots)
+{
+	atomic_fetch_add_explicit(&wq->done, slots, memory_order_release);
+}
+
+/* Locked: empty again, as at RESET. */
+static inline void sefa_wq_reset(struct sefa_wq *wq)
+{
+	wq->posted = 0;
+	atomic_store(&wq->done, 0);
+}
 
 struct sefa_recv_wqe {
 	uint64_t wr_id;
@@ -237,7 +264,7 @@ enum sefa_tag_kind { TAG_SQ = 1, TAG_CLAIM, TAG_ANSWER };
 /*
  * What an arriving SRD message claimed until it is whole: a receive (send, and
  * write-with-imm unless unsolicited), a target region (write), or both. Sends use a
- * pool of rq_depth; writes are allocated and listed on the QP.
+ * pool of the receive queue's depth; writes are allocated and listed on the QP.
  */
 struct sefa_rq_claim {
 	struct net_srd_tag tag; /* first: the core's handle */
@@ -297,7 +324,7 @@ struct sefa_qp {
 	struct net_ep ep;
 	struct sefa_context *ctx;
 	struct sefa_shared *sh;
-	enum sefa_qp_kind kind;
+	const struct sefa_qp_ops *ops; /* its type's (qp_ops.h), chosen at creation */
 
 	/* attributes */
 	uint32_t qkey;
@@ -317,26 +344,20 @@ struct sefa_qp {
 	/* Held from wr_start to wr_complete/abort and across ibv_post_send, as EFA's SQ
 	 * lock is; taken before the engine lock. */
 	struct sefa_lock sq_lock;
-	/* send queue: occupancy counts posts until their completion is polled */
-	uint32_t sq_depth;
-	uint32_t sq_posted;
-	atomic_uint sq_done;
-	uint32_t sq_unsignaled; /* unsignaled sends since the last completion (option) */
-	uint8_t *inline_bufs;   /* sq staging inline space: (sq_depth + 1) * max_inline */
+	struct sefa_wq sq;
+	uint32_t unsignaled;  /* unsignaled sends since the last send completion (option) */
+	uint8_t *inline_bufs; /* staging inline space: (sq.depth + 1) * max_inline */
 
-	/* receive queue: a ring of posted WQEs not yet consumed */
-	uint32_t rq_depth;
-	uint32_t rq_posted;
-	atomic_uint rq_done;
-	struct sefa_recv_wqe *rq;
-	uint32_t rq_head, rq_count;
+	struct sefa_wq rq;
+	/* A ring of the posted receives not yet consumed. */
+	struct sefa_recv_wqe *recvs;
+	uint32_t recv_head, recv_count;
 
-	/* SRD: sends in flight and receives being filled, in fixed pools */
-	struct sefa_sq_slot *sq_slots;
-	uint8_t *sq_inline;
-	uint32_t sq_free;
-	struct sefa_rq_claim *rq_claims;
-	uint32_t rq_free;
+	/* SRD: sends in flight (slots) and receives being filled (claims), in fixed pools
+	 * of the queues' depths whose free lists start at sq.free and rq.free */
+	struct sefa_sq_slot *slots;
+	uint8_t *slot_inline;
+	struct sefa_rq_claim *claims;
 	struct list_node write_claims;
 
 	/* Completion counters by operation (bit i of ibv_qp_attach_comp_cntr_op); engine lock. */
@@ -461,10 +482,12 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_e
                               const struct efadv_qp_init_attr *efa);
 void sefa_qp_flush(struct sefa_qp *qp);
 
+/* recv.c (locked): the oldest posted receive, taken off the ring; the ring must not be
+ * empty. It stays valid until the next post. */
+struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp);
+
 /* wr_ex.c */
 void sefa_qp_fill_wr_ops(struct sefa_qp *qp);
-/* recv.c */
-extern const struct net_ep_ops sefa_ud_ep_ops;
 
 /* context.c */
 void sefa_async_post(struct sefa_context *ctx, const struct ibv_async_event *ev);

@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
  * The send path: validation shared by ibv_post_send and the wr_* API, and the
- * transmission of staged WQEs. Sends go out from the caller's thread, straight from
- * the caller's registered memory into the socket (no copy, no thread hop); inline
- * data is copied into the engine's datagram buffer at once.
+ * transmission of staged WQEs through the QP's type (ud_qp.c, srd_qp.c). Sends go out
+ * from the caller's thread, straight from the caller's registered memory into the
+ * socket (no copy, no thread hop); inline data is copied into the engine's datagram
+ * buffer at once.
  *
  * A send completion is produced only after its datagram has left (the batch is
  * flushed first): the moment the application sees it, it may reuse the buffer.
  */
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "../efa/status.h"
+#include "completion.h"
+#include "qp_ops.h"
 #include "send.h"
-#include "srd_qp.h"
+#include "sg.h"
 #include "verbs_ops.h"
 
 int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 {
 	enum ibv_qp_state st = qp->qpx.qp_base.state;
-	uint32_t done = atomic_load_explicit(&qp->sq_done, memory_order_acquire);
 
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
 		return EINVAL;
@@ -29,120 +29,38 @@ int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
 		return EINVAL;
 	if (flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_INLINE))
 		return EINVAL;
-	if (qp->sq_posted + staged - done >= qp->sq_depth)
+	if (sefa_wq_full(&qp->sq, staged))
 		return ENOMEM;
 	return 0;
 }
 
-static void complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned status,
-                          uint32_t len)
-{
-	struct sefa_cqe c;
-
-	sefa_cntr_count(qp, SEFA_CNTR_SEND, status == EFA_STATUS_OK, len);
-	/* An unsignaled success leaves no entry; its slot returns with the next one. */
-	if (!signaled && status == EFA_STATUS_OK) {
-		qp->sq_unsignaled++;
-		return;
-	}
-	memset(&c, 0, sizeof(c));
-	c.wr_id = wr_id;
-	c.qp = qp;
-	c.qp_num = (uint16_t)qp->ep.qpn;
-	c.status = (uint8_t)sefa_efa_status_to_wc(status);
-	c.vendor_err = (uint8_t)status;
-	c.opcode = IBV_WC_SEND;
-	c.is_send = true;
-	c.slots = 1 + qp->sq_unsignaled;
-	qp->sq_unsignaled = 0;
-	sefa_cq_push(to_scq(qp->qpx.qp_base.send_cq), &c);
-}
-
 void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 {
-	if (qp->kind == SEFA_QP_SRD)
-		net_engine_kick_tx(qp->sh->eng); /* SRD sends complete on ack */
-	else
-		net_engine_flush(qp->sh->eng);
+	/* Sent first: once the application sees a completion, it may reuse the buffer. */
+	qp->ops->push(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)
-		complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, b->e[i].len);
+		sefa_complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, IBV_WC_SEND,
+		                   SEFA_CNTR_SEND, b->e[i].len);
 	b->n = 0;
 }
 
-/* UD datagrams of one flow keep one path, as a NIC hashes a flow to one port. */
-static unsigned ud_path(const struct sefa_qp *qp, uint32_t remote_qpn)
+void sefa_send_batch_add(struct sefa_qp *qp, struct sefa_send_batch *b,
+                         const struct sefa_send_wqe *w, unsigned status, uint64_t len)
 {
-	uint32_t h = (qp->ep.qpn * 2654435761u) ^ (remote_qpn * 40503u);
-
-	return h ^ (h >> 15);
-}
-
-/* Locked. Transmits one WQE; its completion joins the batch. */
-void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
-                        struct sefa_send_batch *b)
-{
-	struct net_engine *eng = qp->sh->eng;
-	struct iovec iov[SEFA_MAX_SGE];
-	unsigned status = EFA_STATUS_OK;
-	const struct net_peer *peer;
-	unsigned niov = 0;
-	uint64_t total = 0;
-
-	if (qp->kind == SEFA_QP_SRD) {
-		sefa_srd_transmit(qp, w);
-		return;
-	}
-	net_engine_counters(eng)->send_wrs++;
-	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
-	if (!peer) {
-		status = EFA_STATUS_LOCAL_INVALID_AH;
-		goto done;
-	}
-	if (w->is_inline) {
-		iov[niov].iov_base = w->inline_buf;
-		iov[niov++].iov_len = w->inline_len;
-		total = w->inline_len;
-	} else {
-		for (uint32_t i = 0; i < w->num_sge; i++) {
-			if (!sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, 0)) {
-				status = EFA_STATUS_LOCAL_INVALID_LKEY;
-				goto done;
-			}
-			if (!w->sge[i].length)
-				continue;
-			iov[niov].iov_base = (void *)(uintptr_t)w->sge[i].addr;
-			iov[niov++].iov_len = w->sge[i].length;
-			total += w->sge[i].length;
-		}
-	}
-	/* Any size up to the device's: larger than a datagram of the path, it goes in
-	 * pieces and is put together at the receiver. */
-	if (total > qp->ctx->cfg->lim.max_msg_size) {
-		status = EFA_STATUS_LOCAL_BAD_LENGTH;
-		goto done;
-	}
-	if (w->remote_qpn <= NET_QPN_MAX) {
-		struct srd_ud_hdr h = {
-		    .dst_qpn = (uint16_t)w->remote_qpn,
-		    .src_qpn = (uint16_t)qp->ep.qpn,
-		    .flags = w->has_imm ? SRD_UD_F_IMM : 0,
-		    .qkey = w->remote_qkey,
-		    .imm = be32toh(w->imm_be),
-		    .payload_len = (uint16_t)total,
-		};
-
-		/* Beyond 16 bits no such QP can exist: the datagram goes nowhere, as on a wire. */
-		if (net_send_ud(eng, peer, &h, iov, niov, ud_path(qp, w->remote_qpn), w->is_inline))
-			status = EFA_STATUS_LOCAL_BAD_LENGTH;
-	}
-done:
-	qp->sq_posted++;
 	b->e[b->n].wr_id = w->wr_id;
 	b->e[b->n].signaled = w->signaled;
 	b->e[b->n].status = (uint8_t)status;
-	b->e[b->n].len = (uint32_t)total;
+	b->e[b->n].len = (uint32_t)len;
 	if (++b->n == SEFA_SEND_BATCH)
 		sefa_send_batch_flush(qp, b);
+}
+
+void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
+                        struct sefa_send_batch *b)
+{
+	net_engine_counters(qp->sh->eng)->send_wrs++;
+	qp->sq.posted++;
+	qp->ops->transmit(qp, w, b);
 }
 
 static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
@@ -156,11 +74,7 @@ static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->num_sge < 0)
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint64_t total = 0;
-
-		for (int i = 0; i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if (total > qp->cap.max_inline_data)
+		if (sefa_sg_len(wr->sg_list, (uint32_t)wr->num_sge) > qp->cap.max_inline_data)
 			return EINVAL;
 	} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
 		return EINVAL;
@@ -173,12 +87,14 @@ static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
 /* Copies inline data from the caller's buffers now: they may be reused on return. */
 static void stage_inline_sges(struct sefa_send_wqe *w, const struct ibv_sge *sg, int n)
 {
+	struct sefa_sg it;
+	struct ibv_sge p;
 	uint32_t off = 0;
 
-	for (int i = 0; i < n; i++) {
-		if (sg[i].length)
-			memcpy(w->inline_buf + off, (void *)(uintptr_t)sg[i].addr, sg[i].length);
-		off += sg[i].length;
+	sefa_sg_begin(&it, sg, (uint32_t)n, 0, SEFA_SG_END);
+	while (sefa_sg_next(&it, &p)) {
+		memcpy(w->inline_buf + off, (void *)(uintptr_t)p.addr, p.length);
+		off += p.length;
 	}
 	w->inline_len = off;
 }

@@ -24,9 +24,12 @@ struct sefa_send_batch {
 	} e[SEFA_SEND_BATCH];
 };
 
-/* Locked: transmit a staged WQE; its completion waits in the batch. */
+/* Locked: post a staged WQE (counted, a slot taken) and transmit it as its type does. */
 void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
                         struct sefa_send_batch *b);
+/* Locked: a transmitted WQE's completion (EFA status, bytes) waits in the batch. */
+void sefa_send_batch_add(struct sefa_qp *qp, struct sefa_send_batch *b,
+                         const struct sefa_send_wqe *w, unsigned status, uint64_t len);
 /* Locked: send every queued datagram, then produce the batch's completions. */
 void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b);
 

@@ -20,7 +20,10 @@
 #include <string.h>
 
 #include "../efa/status.h"
+#include "completion.h"
+#include "qp_ops.h"
 #include "send.h"
+#include "sg.h"
 #include "srd_qp.h"
 
 static struct sefa_qp *qp_of(struct net_ep *ep)
@@ -30,42 +33,42 @@ static struct sefa_qp *qp_of(struct net_ep *ep)
 
 /* ---- slots -------------------------------------------------------------------------- */
 
-int sefa_srd_qp_init(struct sefa_qp *qp)
+static int sqp_init(struct sefa_qp *qp)
 {
 	uint32_t inl = qp->cap.max_inline_data;
 
 	list_init(&qp->write_claims);
-	qp->sq_slots = calloc(qp->sq_depth ? qp->sq_depth : 1, sizeof(*qp->sq_slots));
-	qp->rq_claims = calloc(qp->rq_depth ? qp->rq_depth : 1, sizeof(*qp->rq_claims));
-	if (inl && qp->sq_depth)
-		qp->sq_inline = malloc((size_t)qp->sq_depth * inl);
-	if (!qp->sq_slots || !qp->rq_claims || (inl && qp->sq_depth && !qp->sq_inline))
+	qp->slots = calloc(qp->sq.depth ? qp->sq.depth : 1, sizeof(*qp->slots));
+	qp->claims = calloc(qp->rq.depth ? qp->rq.depth : 1, sizeof(*qp->claims));
+	if (inl && qp->sq.depth)
+		qp->slot_inline = malloc((size_t)qp->sq.depth * inl);
+	if (!qp->slots || !qp->claims || (inl && qp->sq.depth && !qp->slot_inline))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < qp->sq_depth; i++) {
-		qp->sq_slots[i].tag.ep = &qp->ep;
-		qp->sq_slots[i].tag.kind = TAG_SQ;
-		qp->sq_slots[i].qp = qp;
-		qp->sq_slots[i].w.inline_buf =
-		    qp->sq_inline ? qp->sq_inline + (size_t)i * inl : NULL;
-		qp->sq_slots[i].next_free = i + 1;
+	for (uint32_t i = 0; i < qp->sq.depth; i++) {
+		qp->slots[i].tag.ep = &qp->ep;
+		qp->slots[i].tag.kind = TAG_SQ;
+		qp->slots[i].qp = qp;
+		qp->slots[i].w.inline_buf =
+		    qp->slot_inline ? qp->slot_inline + (size_t)i * inl : NULL;
+		qp->slots[i].next_free = i + 1;
 	}
-	for (uint32_t i = 0; i < qp->rq_depth; i++) {
-		qp->rq_claims[i].tag.ep = &qp->ep;
-		qp->rq_claims[i].tag.kind = TAG_CLAIM;
-		qp->rq_claims[i].pooled = true;
-		list_init(&qp->rq_claims[i].link);
-		qp->rq_claims[i].next_free = i + 1;
+	for (uint32_t i = 0; i < qp->rq.depth; i++) {
+		qp->claims[i].tag.ep = &qp->ep;
+		qp->claims[i].tag.kind = TAG_CLAIM;
+		qp->claims[i].pooled = true;
+		list_init(&qp->claims[i].link);
+		qp->claims[i].next_free = i + 1;
 	}
-	qp->sq_free = 0;
-	qp->rq_free = 0;
+	qp->sq.free = 0;
+	qp->rq.free = 0;
 	return 0;
 }
 
-void sefa_srd_qp_fini(struct sefa_qp *qp)
+static void sqp_fini(struct sefa_qp *qp)
 {
-	free(qp->sq_slots);
-	free(qp->rq_claims);
-	free(qp->sq_inline);
+	free(qp->slots);
+	free(qp->claims);
+	free(qp->slot_inline);
 }
 
 static struct sefa_sq_slot *sq_slot_get(struct sefa_qp *qp)
@@ -73,10 +76,10 @@ static struct sefa_sq_slot *sq_slot_get(struct sefa_qp *qp)
 	struct sefa_sq_slot *s;
 
 	/* Occupancy never exceeds the depth, so a slot is always free here. */
-	if (qp->sq_free >= qp->sq_depth)
+	if (qp->sq.free >= qp->sq.depth)
 		return NULL;
-	s = &qp->sq_slots[qp->sq_free];
-	qp->sq_free = s->next_free;
+	s = &qp->slots[qp->sq.free];
+	qp->sq.free = s->next_free;
 	s->busy = true;
 	return s;
 }
@@ -85,8 +88,8 @@ static void sq_slot_put(struct sefa_qp *qp, struct sefa_sq_slot *s)
 {
 	s->busy = false;
 	s->msg = NULL;
-	s->next_free = qp->sq_free;
-	qp->sq_free = (uint32_t)(s - qp->sq_slots);
+	s->next_free = qp->sq.free;
+	qp->sq.free = (uint32_t)(s - qp->slots);
 }
 
 /* A pooled claim for a send; an allocated, listed one for a write. */
@@ -102,10 +105,10 @@ static struct sefa_rq_claim *claim_get(struct sefa_qp *qp, bool write)
 		c->tag.kind = TAG_CLAIM;
 		list_add_tail(&qp->write_claims, &c->link);
 	} else {
-		if (qp->rq_free >= qp->rq_depth)
+		if (qp->rq.free >= qp->rq.depth)
 			return NULL;
-		c = &qp->rq_claims[qp->rq_free];
-		qp->rq_free = c->next_free;
+		c = &qp->claims[qp->rq.free];
+		qp->rq.free = c->next_free;
 	}
 	c->busy = true;
 	c->has_wqe = false;
@@ -120,65 +123,27 @@ static void claim_put(struct sefa_qp *qp, struct sefa_rq_claim *c)
 		free(c);
 		return;
 	}
-	c->next_free = qp->rq_free;
-	qp->rq_free = (uint32_t)(c - qp->rq_claims);
+	c->next_free = qp->rq.free;
+	qp->rq.free = (uint32_t)(c - qp->claims);
 }
 
 /* Takes the next posted receive into the claim. */
 static void take_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 {
-	c->w = qp->rq[qp->rq_head];
+	c->w = *sefa_recv_take(qp);
 	c->has_wqe = true;
-	qp->rq_head = (qp->rq_head + 1) % qp->rq_depth;
-	qp->rq_count--;
 }
 
 /* Puts a claimed receive back at the head of the queue, as if never taken. */
 static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 {
-	qp->rq_head = (qp->rq_head + qp->rq_depth - 1) % qp->rq_depth;
-	qp->rq[qp->rq_head] = c->w;
-	qp->rq_count++;
+	qp->recv_head = (qp->recv_head + qp->rq.depth - 1) % qp->rq.depth;
+	qp->recvs[qp->recv_head] = c->w;
+	qp->recv_count++;
 	c->has_wqe = false;
 }
 
 /* ---- completions ---------------------------------------------------------------------- */
-
-/* A finished work request: its counter (whether or not it leaves an entry), its CQE. */
-static void complete(struct sefa_qp *qp, uint64_t wr_id, bool is_send, bool signaled,
-                     unsigned status, uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes)
-{
-	struct sefa_cqe c;
-
-	sefa_cntr_count(qp, cop, status == EFA_STATUS_OK, bytes);
-	if (status != EFA_STATUS_OK &&
-	    (cop == SEFA_CNTR_RDMA_READ || cop == SEFA_CNTR_RDMA_WRITE)) {
-		struct net_counters *cnt = net_engine_counters(qp->sh->eng);
-
-		/* EFA's hw_counters rdma_read_wr_err and rdma_write_wr_err. */
-		if (cop == SEFA_CNTR_RDMA_READ)
-			cnt->rdma_read_wr_err++;
-		else
-			cnt->rdma_write_wr_err++;
-	}
-	if (is_send && !signaled && status == EFA_STATUS_OK) {
-		qp->sq_unsignaled++;
-		return;
-	}
-	memset(&c, 0, sizeof(c));
-	c.wr_id = wr_id;
-	c.qp = qp;
-	c.qp_num = (uint16_t)qp->ep.qpn;
-	c.status = (uint8_t)sefa_efa_status_to_wc(status);
-	c.vendor_err = (uint8_t)status;
-	c.opcode = opcode;
-	c.is_send = is_send;
-	if (is_send) {
-		c.slots = 1 + qp->sq_unsignaled;
-		qp->sq_unsignaled = 0;
-	}
-	sefa_cq_push(to_scq(is_send ? qp->qpx.qp_base.send_cq : qp->qpx.qp_base.recv_cq), &c);
-}
 
 /* EFA's completion opcodes for our messages: a read completes as a send (a quirk). */
 static uint8_t send_wc_opcode(uint8_t wr_opcode)
@@ -202,6 +167,14 @@ static enum sefa_cntr_op send_cntr_op(uint8_t wr_opcode)
 	}
 }
 
+/* A send queue work request of ours ended (a flush is reported even if unsignaled). */
+static void complete_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, bool signaled,
+                         unsigned status, uint64_t bytes)
+{
+	sefa_complete_send(qp, w->wr_id, signaled, status, send_wc_opcode(w->opcode),
+	                   send_cntr_op(w->opcode), bytes);
+}
+
 /* ---- sending -------------------------------------------------------------------------- */
 
 static uint8_t msg_op(uint8_t wr_opcode)
@@ -218,119 +191,116 @@ static uint8_t msg_op(uint8_t wr_opcode)
 	}
 }
 
-/* Locked. Hands one WQE to the core, or completes it at once with a local error. */
-void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w)
+/* The local checks of a WQE before it may go: an EFA status; *total its bytes. */
+static unsigned check_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, uint8_t op,
+                          const struct net_peer *peer, uint64_t *total)
 {
-	struct net_engine *eng = qp->sh->eng;
 	const struct sefa_limits *lim = &qp->ctx->cfg->lim;
-	uint8_t op = msg_op(w->opcode);
-	const struct net_peer *peer;
-	struct sefa_sq_slot *s;
-	struct srd_msg_desc d;
 	unsigned status = EFA_STATUS_OK;
-	uint64_t total = 0;
 
-	net_engine_counters(eng)->send_wrs++;
-	qp->sq_posted++;
-	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
+	*total = 0;
 	if (!peer) {
 		status = EFA_STATUS_LOCAL_INVALID_AH;
 	} else if (w->is_inline) {
-		total = w->inline_len;
+		*total = w->inline_len;
 	} else {
 		/* A read writes its local buffer: that needs LOCAL_WRITE. */
 		unsigned need = op == SRD_MSG_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+		struct sefa_sg it;
 
-		for (uint32_t i = 0; i < w->num_sge; i++) {
-			if (w->sge[i].length &&
-			    !sefa_mr_range_ok(qp->sh, &w->sge[i], qp->qpx.qp_base.pd, need)) {
-				status = EFA_STATUS_LOCAL_INVALID_LKEY;
-				break;
-			}
-			total += w->sge[i].length;
-		}
+		sefa_sg_begin(&it, w->sge, w->num_sge, 0, SEFA_SG_END);
+		status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, need, total);
 	}
 	if (status == EFA_STATUS_OK &&
-	    total > (op == SRD_MSG_SEND ? lim->max_msg_size : lim->max_rdma_size))
+	    *total > (op == SRD_MSG_SEND ? lim->max_msg_size : lim->max_rdma_size))
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
 	if (status == EFA_STATUS_OK && w->remote_qpn > NET_QPN_MAX)
 		status = EFA_STATUS_REMOTE_BAD_DEST_QPN;
-	s = status == EFA_STATUS_OK ? sq_slot_get(qp) : NULL;
+	return status;
+}
+
+/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
+static void slot_keep(struct sefa_sq_slot *s, const struct sefa_send_wqe *w, uint64_t total)
+{
+	uint8_t *inl = s->w.inline_buf;
+
+	s->w = *w;
+	s->w.inline_buf = inl;
+	if (w->is_inline && w->inline_len)
+		memcpy(inl, w->inline_buf, w->inline_len);
+	s->len = (uint32_t)total;
+}
+
+/* The message the core is asked to deliver for a WQE. */
+static void msg_desc(const struct sefa_qp *qp, const struct sefa_send_wqe *w, uint8_t op,
+                     uint64_t total, struct srd_msg_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->op = op;
+	d->len = (uint32_t)total;
+	d->dst_qpn = (uint16_t)w->remote_qpn;
+	d->src_qpn = (uint16_t)qp->ep.qpn;
+	d->qkey = w->remote_qkey;
+	d->imm = be32toh(w->imm_be);
+	d->has_imm = w->has_imm;
+	d->sl = qp->sl;
+	d->rnr_retry = qp->rnr_retry;
+	d->burst = (w->hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
+	d->rkey = w->rkey;
+	d->raddr = w->raddr;
+}
+
+/*
+ * Locked. Hands one WQE to the core, or completes it at once with a local error; the
+ * batch is not used, SRD sends complete when the core is done with them.
+ */
+static void sqp_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
+                         struct sefa_send_batch *b)
+{
+	struct net_engine *eng = qp->sh->eng;
+	uint8_t op = msg_op(w->opcode);
+	const struct net_peer *peer;
+	struct sefa_sq_slot *s = NULL;
+	struct srd_msg_desc d;
+	unsigned status;
+	uint64_t total;
+
+	(void)b;
+	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
+	status = check_wqe(qp, w, op, peer, &total);
+	if (status == EFA_STATUS_OK)
+		s = sq_slot_get(qp);
 	if (status == EFA_STATUS_OK && !s)
 		status = EFA_STATUS_LOCAL_QP_INTERNAL_ERROR;
 	if (status != EFA_STATUS_OK) {
-		complete(qp, w->wr_id, true, w->signaled, status, send_wc_opcode(w->opcode),
-		         send_cntr_op(w->opcode), total);
+		complete_wqe(qp, w, w->signaled, status, total);
 		return;
 	}
-	/* The slot keeps the WQE (and a copy of inline bytes) until the core is done. */
-	{
-		uint8_t *inl = s->w.inline_buf;
-
-		s->w = *w;
-		s->w.inline_buf = inl;
-		if (w->is_inline && w->inline_len)
-			memcpy(inl, w->inline_buf, w->inline_len);
-	}
-	s->len = (uint32_t)total;
-	memset(&d, 0, sizeof(d));
-	d.op = op;
-	d.len = (uint32_t)total;
-	d.dst_qpn = (uint16_t)w->remote_qpn;
-	d.src_qpn = (uint16_t)qp->ep.qpn;
-	d.qkey = w->remote_qkey;
-	d.imm = be32toh(w->imm_be);
-	d.has_imm = w->has_imm;
-	d.sl = qp->sl;
-	d.rnr_retry = qp->rnr_retry;
-	d.burst = (w->hints & EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) != 0;
-	d.rkey = w->rkey;
-	d.raddr = w->raddr;
+	slot_keep(s, w, total);
+	msg_desc(qp, w, op, total, &d);
 	s->msg = net_srd_send(eng, peer, &d, &s->tag);
 	if (!s->msg) {
 		sq_slot_put(qp, s);
-		complete(qp, w->wr_id, true, w->signaled, EFA_STATUS_LOCAL_QP_INTERNAL_ERROR,
-		         send_wc_opcode(w->opcode), send_cntr_op(w->opcode), total);
+		complete_wqe(qp, w, w->signaled, EFA_STATUS_LOCAL_QP_INTERNAL_ERROR, total);
 	}
 }
 
-static void srd_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
+static void sqp_tx_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
 
-	complete(qp, s->w.wr_id, true, s->w.signaled, (unsigned)status, send_wc_opcode(s->w.opcode),
-	         send_cntr_op(s->w.opcode), s->len);
+	complete_wqe(qp, &s->w, s->w.signaled, (unsigned)status, s->len);
 	sq_slot_put(qp, s);
 }
 
-/* Points iov at [offset, offset + len) of an SGE list; returns how many it used. */
-static int sge_slice(const struct ibv_sge *sge, uint32_t nsge, uint32_t offset, uint32_t len,
-                     struct iovec *iov, unsigned max)
-{
-	unsigned n = 0;
-
-	for (uint32_t i = 0; i < nsge && len && n < max; i++) {
-		uint32_t sl = sge[i].length;
-
-		if (offset >= sl) {
-			offset -= sl;
-			continue;
-		}
-		iov[n].iov_base = (uint8_t *)(uintptr_t)sge[i].addr + offset;
-		iov[n].iov_len = sl - offset < len ? sl - offset : len;
-		len -= (uint32_t)iov[n].iov_len;
-		offset = 0;
-		n++;
-	}
-	return (int)n;
-}
-
-static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
+static int sqp_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
                       struct iovec *iov, unsigned max)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_sq_slot *s = container_of(tag, struct sefa_sq_slot, tag);
+	struct sefa_sg it;
+	uint64_t total;
 
 	if (s->w.is_inline) {
 		iov[0].iov_base = s->w.inline_buf + offset;
@@ -338,11 +308,10 @@ static int srd_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 		return 1;
 	}
 	/* The source must still be registered: never read memory deregistered since. */
-	for (uint32_t i = 0; i < s->w.num_sge; i++)
-		if (s->w.sge[i].length &&
-		    !sefa_mr_range_ok(qp->sh, &s->w.sge[i], qp->qpx.qp_base.pd, 0))
-			return -EFA_STATUS_LOCAL_INVALID_LKEY;
-	return sge_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
+	sefa_sg_begin(&it, s->w.sge, s->w.num_sge, 0, SEFA_SG_END);
+	if (sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
+		return -EFA_STATUS_LOCAL_INVALID_LKEY;
+	return (int)sefa_sg_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
 }
 
 /*
@@ -367,7 +336,7 @@ static int answer_dst(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	return SRD_OK;
 }
 
-static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+static int sqp_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
                         const uint8_t *data, uint32_t len)
 {
 	uint8_t *dst = NULL;
@@ -378,8 +347,8 @@ static int srd_tx_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t off
 	return st;
 }
 
-/* Where answer bytes may be received in place: srd_tx_place's checks, nothing else. */
-static uint8_t *srd_tx_direct(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+/* Where answer bytes may be received in place: sqp_tx_place's checks, nothing else. */
+static uint8_t *sqp_tx_direct(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
                               uint32_t len)
 {
 	uint8_t *dst = NULL;
@@ -393,11 +362,10 @@ static bool ready_to_receive(const struct sefa_qp *qp)
 {
 	enum ibv_qp_state st = qp->qpx.qp_base.state;
 
-	return qp->kind == SEFA_QP_SRD &&
-	       (st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD || st == IBV_QPS_SQE);
+	return st == IBV_QPS_RTR || st == IBV_QPS_RTS || st == IBV_QPS_SQD || st == IBV_QPS_SQE;
 }
 
-/* Not an SRD QP ready to receive, or the wrong qkey: the sender hears "bad QP". */
+/* Not ready to receive, or the wrong qkey: the sender hears "bad QP". */
 static int addressable(struct sefa_qp *qp, const struct net_srd_rx *rx, bool count)
 {
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
@@ -427,7 +395,7 @@ static int remote_access(struct sefa_qp *qp, const struct net_srd_rx *rx, unsign
 	return SRD_OK;
 }
 
-static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
@@ -436,8 +404,9 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	    rx->m->op == SRD_MSG_SEND || (rx->m->op == SRD_MSG_WRITE_IMM &&
 	                                  !(qp->efa_flags & EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV));
 	struct sefa_rq_claim *c;
-	unsigned status = EFA_STATUS_OK;
-	uint64_t room = 0;
+	struct sefa_sg it;
+	unsigned status;
+	uint64_t room;
 	int st;
 
 	st = addressable(qp, rx, true);
@@ -450,7 +419,7 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 			return st;
 		}
 	}
-	if (needs_wqe && !qp->rq_count)
+	if (needs_wqe && !qp->recv_count)
 		return SRD_REMOTE_RNR;
 	c = claim_get(qp, write);
 	if (!c)
@@ -464,31 +433,26 @@ static int srd_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 		take_wqe(qp, c);
 	if (write)
 		return SRD_OK;
-	for (uint32_t i = 0; i < c->w.num_sge; i++) {
-		if (c->w.sge[i].length &&
-		    !sefa_mr_range_ok(qp->sh, &c->w.sge[i], qp->qpx.qp_base.pd,
-		                      IBV_ACCESS_LOCAL_WRITE)) {
-			status = EFA_STATUS_LOCAL_INVALID_LKEY;
-			break;
-		}
-		room += c->w.sge[i].length;
-	}
+	sefa_sg_begin(&it, c->w.sge, c->w.num_sge, 0, SEFA_SG_END);
+	status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE, &room);
 	if (status == EFA_STATUS_OK && room < c->len)
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
 	if (status == EFA_STATUS_OK)
 		return SRD_OK;
 	/* The receive is used up by the error, here and at the sender. */
 	cnt->rx_len_err += status == EFA_STATUS_LOCAL_BAD_LENGTH;
-	complete(qp, c->w.wr_id, false, true, status, IBV_WC_RECV, SEFA_CNTR_RECV, c->len);
+	sefa_complete_recv_err(qp, c->w.wr_id, status, c->len);
 	claim_put(qp, c);
 	return status == EFA_STATUS_LOCAL_BAD_LENGTH ? SRD_REMOTE_BAD_LENGTH : SRD_REMOTE_ABORT;
 }
 
-static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
+static int sqp_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
                      const uint8_t *data, uint32_t len)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
+	struct ibv_sge part;
+	struct sefa_sg it;
 
 	if (c->op == SRD_MSG_WRITE || c->op == SRD_MSG_WRITE_IMM) {
 		/* Checked again per packet: the region may have been deregistered since. */
@@ -505,27 +469,17 @@ static int srd_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 	}
 	/* A send: bounds were checked at the claim, offset + len <= c->len <= room; the
 	 * buffers' MR is checked again per packet, as a write's region is. */
-	for (uint32_t i = 0; i < c->w.num_sge && len; i++) {
-		uint32_t sl = c->w.sge[i].length, n;
-		struct ibv_sge part;
-
-		if (offset >= sl) {
-			offset -= sl;
-			continue;
-		}
-		n = sl - offset < len ? sl - offset : len;
-		part = (struct ibv_sge){c->w.sge[i].addr + offset, n, c->w.sge[i].lkey};
+	sefa_sg_begin(&it, c->w.sge, c->w.num_sge, offset, len);
+	while (sefa_sg_next(&it, &part)) {
 		if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
 			return SRD_REMOTE_ABORT;
-		memcpy((uint8_t *)(uintptr_t)part.addr, data, n);
-		data += n;
-		len -= n;
-		offset = 0;
+		memcpy((uint8_t *)(uintptr_t)part.addr, data, part.length);
+		data += part.length;
 	}
 	return SRD_OK;
 }
 
-static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx)
+static void sqp_done(struct net_ep *ep, struct net_srd_tag *tag, const struct net_srd_rx *rx)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
@@ -539,39 +493,22 @@ static void srd_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 		return;
 	}
 	/* A send, or a write with immediate: it consumes a receive (or is unsolicited). */
-	sefa_cntr_count(qp, SEFA_CNTR_RECV, true, c->len);
-	memset(&e, 0, sizeof(e));
-	e.qp = qp;
-	e.qp_num = (uint16_t)qp->ep.qpn;
-	e.status = IBV_WC_SUCCESS;
+	sefa_cqe_build(&e, qp, c->has_wqe ? c->w.wr_id : 0, EFA_STATUS_OK,
+	               c->op == SRD_MSG_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV);
 	e.byte_len = c->len; /* SRD has no GRH slot; for write-imm, the write's length */
-	e.src_qp = rx->m->src_qpn;
-	e.slid = net_peer_ahn_for(rx->peer, sefa_pd_base(qp->qpx.qp_base.pd));
-	if (rx->m->has_imm) {
-		e.imm_data = htobe32(rx->m->imm);
-		e.wc_flags = IBV_WC_WITH_IMM;
-	}
-	memcpy(e.sgid, rx->src_gid, sizeof(e.sgid));
-	if (c->op == SRD_MSG_WRITE_IMM) {
-		e.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+	sefa_cqe_origin(&e, rx->peer, rx->m->src_qpn, rx->src_gid, rx->m->has_imm, rx->m->imm);
+	if (c->op == SRD_MSG_WRITE_IMM)
 		net_engine_counters(qp->sh->eng)->rdma_writes_rx++;
-	} else {
-		e.opcode = IBV_WC_RECV;
-	}
-	if (c->has_wqe) {
-		e.wr_id = c->w.wr_id;
-	} else {
-		/* Unsolicited: no receive was consumed; the entry takes no RQ slot. */
-		e.unsolicited = true;
-		e.no_slot = true;
-	}
+	/* Unsolicited: no receive was consumed; the entry takes no RQ slot. */
+	e.unsolicited = !c->has_wqe;
+	e.no_slot = !c->has_wqe;
 	net_engine_counters(qp->sh->eng)->recv_wrs++;
+	sefa_complete_recv(qp, &e, c->len);
 	claim_put(qp, c);
-	sefa_cq_push(to_scq(qp->qpx.qp_base.recv_cq), &e);
 }
 
 /* The sender restarted or gave up: a claimed receive goes back to the queue's head. */
-static void srd_abort(struct net_ep *ep, struct net_srd_tag *tag)
+static void sqp_abort(struct net_ep *ep, struct net_srd_tag *tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct sefa_rq_claim *c = container_of(tag, struct sefa_rq_claim, tag);
@@ -583,7 +520,7 @@ static void srd_abort(struct net_ep *ep, struct net_srd_tag *tag)
 
 /* ---- answering reads ------------------------------------------------------------------ */
 
-static int srd_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
+static int sqp_read(struct net_ep *ep, const struct net_srd_rx *rx, struct net_srd_tag **tag)
 {
 	struct sefa_qp *qp = qp_of(ep);
 	struct net_counters *cnt = net_engine_counters(qp->sh->eng);
@@ -650,12 +587,12 @@ const struct net_ep_ops sefa_answer_ops = {
 
 /*
  * Where bytes [offset, offset + len) of an arriving RDMA write may be received in
- * place, straight from the socket: every check srd_claim and srd_place make for a
+ * place, straight from the socket: every check sqp_claim and sqp_place make for a
  * write (QP state, qkey, the sender's AH, size, the rkey's region and access for the
  * whole message, then this packet's range), with no counter or state touched; NULL
  * sends the packet the ordinary way, where a refusal is counted and answered.
  */
-static uint8_t *srd_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint32_t offset,
+static uint8_t *sqp_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint32_t offset,
                            uint32_t len)
 {
 	struct sefa_qp *qp = qp_of(ep);
@@ -673,31 +610,29 @@ static uint8_t *srd_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint3
  * Locked. Ends every message and claim of the QP: with flush completions when the QP
  * moves to ERR, silently for RESET and destroy.
  */
-void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
+static void sqp_drain(struct sefa_qp *qp, bool report)
 {
 	struct net_engine *eng = qp->sh->eng;
 
-	for (uint32_t i = 0; i < qp->sq_depth; i++) {
-		struct sefa_sq_slot *s = &qp->sq_slots[i];
+	for (uint32_t i = 0; i < qp->sq.depth; i++) {
+		struct sefa_sq_slot *s = &qp->slots[i];
 
 		if (!s->busy)
 			continue;
 		if (s->msg)
 			net_srd_cancel(eng, s->msg);
 		if (report)
-			complete(qp, s->w.wr_id, true, true, EFA_STATUS_FLUSHED,
-			         send_wc_opcode(s->w.opcode), send_cntr_op(s->w.opcode), s->len);
+			complete_wqe(qp, &s->w, true, EFA_STATUS_FLUSHED, s->len);
 		sq_slot_put(qp, s);
 	}
 	net_srd_forget_claims(eng, &qp->ep);
-	for (uint32_t i = 0; i < qp->rq_depth; i++) {
-		struct sefa_rq_claim *c = &qp->rq_claims[i];
+	for (uint32_t i = 0; i < qp->rq.depth; i++) {
+		struct sefa_rq_claim *c = &qp->claims[i];
 
 		if (!c->busy)
 			continue;
 		if (report)
-			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV,
-			         SEFA_CNTR_RECV, c->len);
+			sefa_complete_recv_err(qp, c->w.wr_id, EFA_STATUS_FLUSHED, c->len);
 		claim_put(qp, c);
 	}
 	while (!list_empty(&qp->write_claims)) {
@@ -705,22 +640,56 @@ void sefa_srd_qp_drain(struct sefa_qp *qp, bool report)
 		    container_of(qp->write_claims.next, struct sefa_rq_claim, link);
 
 		if (report && c->has_wqe)
-			complete(qp, c->w.wr_id, false, true, EFA_STATUS_FLUSHED, IBV_WC_RECV,
-			         SEFA_CNTR_RECV, c->len);
+			sefa_complete_recv_err(qp, c->w.wr_id, EFA_STATUS_FLUSHED, c->len);
 		claim_put(qp, c);
 	}
 }
 
 /* No rx_ud: a UD datagram addressed to an SRD QP is dropped (and counted). */
-const struct net_ep_ops sefa_srd_ep_ops = {
-    .srd_claim = srd_claim,
-    .srd_place = srd_place,
-    .srd_done = srd_done,
-    .srd_abort = srd_abort,
-    .srd_read = srd_read,
-    .srd_tx_place = srd_tx_place,
-    .srd_tx_done = srd_tx_done,
-    .srd_gather = srd_gather,
-    .srd_direct = srd_direct,
-    .srd_tx_direct = srd_tx_direct,
+static const struct net_ep_ops sqp_ep_ops = {
+    .srd_claim = sqp_claim,
+    .srd_place = sqp_place,
+    .srd_done = sqp_done,
+    .srd_abort = sqp_abort,
+    .srd_read = sqp_read,
+    .srd_tx_place = sqp_tx_place,
+    .srd_tx_done = sqp_tx_done,
+    .srd_gather = sqp_gather,
+    .srd_direct = sqp_direct,
+    .srd_tx_direct = sqp_tx_direct,
+};
+
+/* ---- the type ------------------------------------------------------------------------- */
+
+#define SRD_SEND_OPS                                                                     \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+	 IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+#define SRD_QP_FLAGS_SUPP (EFADV_QP_FLAGS_UNSOLICITED_WRITE_RECV | EFADV_QP_FLAGS_INLINE_WRITE)
+/* Service levels: 0 is the default class, 8..15 the low-latency class (docs/srd.md). */
+#define SRD_SL_MAX 15u
+
+static int sqp_check(const struct efadv_qp_init_attr *efa)
+{
+	/* Flags whose capability the device does not advertise are refused. */
+	if (efa->flags & ~(uint32_t)SRD_QP_FLAGS_SUPP)
+		return EOPNOTSUPP;
+	if (efa->wr_flags & ~(uint64_t)EFADV_WR_EX_WITH_PROCESSING_HINTS)
+		return EOPNOTSUPP;
+	if (efa->sl > SRD_SL_MAX)
+		return EINVAL;
+	return 0;
+}
+
+const struct sefa_qp_ops sefa_srd_qp_ops = {
+    .name = "SRD",
+    .ep_ops = &sqp_ep_ops,
+    .send_ops = SRD_SEND_OPS,
+    .rts_optional = IBV_QP_RNR_RETRY,
+    .burst_hints = true,
+    .check = sqp_check,
+    .init = sqp_init,
+    .fini = sqp_fini,
+    .transmit = sqp_transmit,
+    .push = net_engine_kick_tx, /* SRD sends complete on ack */
+    .drain = sqp_drain,
 };

@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* SRD queue pairs: the glue between verbs QPs and the engine's SRD core. */
+/* SRD queue pairs (their type is sefa_srd_qp_ops, qp_ops.h) and the device's answers. */
 #ifndef SOFTEFA_VERBS_SRD_QP_H
 #define SOFTEFA_VERBS_SRD_QP_H
 
 #include "sefa.h"
 
-int sefa_srd_qp_init(struct sefa_qp *qp);
-void sefa_srd_qp_fini(struct sefa_qp *qp);
-/* Locked: hand a WQE to the core (or complete it with a local error). */
-void sefa_srd_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w);
-/* Locked: end every send and claimed receive; flush completions when report. */
-void sefa_srd_qp_drain(struct sefa_qp *qp, bool report);
-
-extern const struct net_ep_ops sefa_srd_ep_ops;
+/* The answer endpoint's ops: a peer's RDMA read answered from a region of ours. */
 extern const struct net_ep_ops sefa_answer_ops;
 
 #endif

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "qp_ops.h"
 #include "send.h"
 
 static struct sefa_send_wqe *cur_wqe(struct sefa_qp *qp)
@@ -229,7 +230,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 		/* The QP may have changed state since staging began: check again, locked. */
 		err = sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1);
 		if (!err) {
-			bool burst = qp->kind == SEFA_QP_SRD;
+			bool burst = qp->ops->burst_hints;
 
 			for (uint32_t i = 0; i < qp->nstage; i++) {
 				burst &= (qp->stage[i].hints &
