@@ -24,6 +24,7 @@
 enum srd_status {
 	SRD_OK = 0,
 	SRD_FLUSHED = 1,
+	SRD_LOCAL_INVALID_LKEY = 5, /* our own bytes are no longer registered */
 	SRD_LOCAL_BAD_LENGTH = 6,
 	SRD_REMOTE_BAD_ADDRESS = 7,
 	SRD_REMOTE_ABORT = 8,

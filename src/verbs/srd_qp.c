@@ -310,7 +310,7 @@ static int sqp_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	/* The source must still be registered: never read memory deregistered since. */
 	sefa_sg_begin(&it, s->w.sge, s->w.num_sge, 0, SEFA_SG_END);
 	if (sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
-		return -EFA_STATUS_LOCAL_INVALID_LKEY;
+		return -SRD_LOCAL_INVALID_LKEY;
 	return (int)sefa_sg_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
 }
 
@@ -326,12 +326,12 @@ static int answer_dst(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	struct ibv_sge part;
 
 	if (s->w.num_sge != 1 || (uint64_t)offset + len > s->w.sge[0].length)
-		return EFA_STATUS_LOCAL_BAD_LENGTH;
+		return SRD_LOCAL_BAD_LENGTH;
 	part = s->w.sge[0];
 	part.addr += offset;
 	part.length = len;
 	if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
-		return EFA_STATUS_LOCAL_INVALID_LKEY;
+		return SRD_LOCAL_INVALID_LKEY;
 	*dst = (uint8_t *)(uintptr_t)part.addr;
 	return SRD_OK;
 }
