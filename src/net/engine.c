@@ -20,13 +20,13 @@ static bool engine_free(struct net_engine *e)
 	if (!net_progress_stop(e))
 		return false;
 	net_srd_stop(e);
-	free(e->fault_held);
-	srd_reasm_del(e->ud_reasm);
+	free(e->tx.fault.held);
+	srd_reasm_del(e->ud.reasm);
 	net_stats_close(e);
-	net_sock_close_all(e);
+	net_sock_close_all(&e->sock);
 	net_peer_free_all(e);
 	free(e->eps);
-	free(e->rx_buf);
+	free(e->rx.buf);
 	sefa_lock_destroy(&e->lock);
 	free(e);
 	return true;
@@ -43,11 +43,11 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		return -ENOMEM;
 	sefa_lock_init(&e->lock);
 	e->dev_index = dev_index;
-	e->epfd = e->wakefd = e->timerfd = -1;
+	e->prog.epfd = e->prog.wakefd = e->timer.fd = -1;
 	for (unsigned i = 0; i < SEFA_MAX_PATHS; i++)
-		e->fds[i] = -1;
+		e->sock.fds[i] = -1;
 	/* The largest datagram the paths carry without IP fragmentation. */
-	e->max_datagram = net_max_datagram(cfg);
+	e->sock.max_datagram = net_max_datagram(cfg);
 	e->eps = calloc(NET_QPN_MAX + 1, sizeof(*e->eps));
 	if (!e->eps) {
 		err = -ENOMEM;
@@ -55,32 +55,32 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	}
 	/* QPN 0 and 1 are special in verbs (SMI/GSI); real EFA starts above them too. */
 	e->next_qpn = 2;
-	err = net_sock_open_all(e, cfg);
+	err = net_sock_open_all(&e->sock, dev_index, cfg);
 	if (err)
 		goto fail;
-	net_offload_setup(e, cfg->offload);
-	e->rx_slot = e->gro ? NET_GRO_SLOT : e->max_datagram;
-	e->rx_buf = malloc((size_t)NET_RX_BATCH * e->rx_slot);
-	if (!e->rx_buf) {
+	net_offload_setup(&e->sock, cfg->offload, &e->tx.gso, &e->rx.gro);
+	e->rx.slot = e->rx.gro ? NET_GRO_SLOT : e->sock.max_datagram;
+	e->rx.buf = malloc((size_t)NET_RX_BATCH * e->rx.slot);
+	if (!e->rx.buf) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	e->rx_vlen = NET_RX_BATCH;
+	e->rx.vlen = NET_RX_BATCH;
 	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
-		struct mmsghdr *m = &e->rx_msgs[i];
+		struct mmsghdr *m = &e->rx.msgs[i];
 
-		e->rx_iov[i].iov_base = e->rx_buf + (size_t)i * e->rx_slot;
-		e->rx_iov[i].iov_len = e->rx_slot;
-		m->msg_hdr.msg_iov = &e->rx_iov[i];
+		e->rx.iov[i].iov_base = e->rx.buf + (size_t)i * e->rx.slot;
+		e->rx.iov[i].iov_len = e->rx.slot;
+		m->msg_hdr.msg_iov = &e->rx.iov[i];
 		m->msg_hdr.msg_iovlen = 1;
-		m->msg_hdr.msg_name = &e->rx_addr[i];
-		m->msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
-		m->msg_hdr.msg_control = e->rx_ctrl[i].buf;
-		m->msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
+		m->msg_hdr.msg_name = &e->rx.addr[i];
+		m->msg_hdr.msg_namelen = sizeof(e->rx.addr[i]);
+		m->msg_hdr.msg_control = e->rx.ctrl[i].buf;
+		m->msg_hdr.msg_controllen = sizeof(e->rx.ctrl[i].buf);
 	}
-	net_gid_encode(e->local.sin_addr, e->base_port, e->gid);
-	e->ud_reasm = srd_reasm_new(NET_UD_REASM_SLOTS, cfg->lim.max_msg_size, NET_UD_REASM_NS);
-	if (!e->ud_reasm) {
+	net_gid_encode(e->sock.local.sin_addr, e->sock.base_port, e->gid);
+	e->ud.reasm = srd_reasm_new(NET_UD_REASM_SLOTS, cfg->lim.max_msg_size, NET_UD_REASM_NS);
+	if (!e->ud.reasm) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -88,14 +88,14 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	err = net_srd_start(e, cfg);
 	if (err)
 		goto fail;
-	e->timer_at = UINT64_MAX;
-	e->fault_drop = cfg->fault_drop;
-	e->fault_dup = cfg->fault_dup;
-	e->fault_reorder = cfg->fault_reorder;
-	e->fault_rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
-	if (e->fault_reorder) {
-		e->fault_held = malloc(e->max_datagram);
-		if (!e->fault_held) {
+	e->timer.armed_at = UINT64_MAX;
+	e->tx.fault.drop = cfg->fault_drop;
+	e->tx.fault.dup = cfg->fault_dup;
+	e->tx.fault.reorder = cfg->fault_reorder;
+	e->tx.fault.rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
+	if (e->tx.fault.reorder) {
+		e->tx.fault.held = malloc(e->sock.max_datagram);
+		if (!e->tx.fault.held) {
 			err = -ENOMEM;
 			goto fail;
 		}
@@ -105,9 +105,9 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		goto fail;
 	sefa_log(SEFA_LOG_INFO,
 	         "efa_%u: engine on %s:%u-%u, %u paths, datagrams up to %u bytes, GSO %s, GRO %s",
-	         dev_index, inet_ntoa(e->local.sin_addr), e->base_port,
-	         e->base_port + e->npaths - 1, e->npaths, e->max_datagram, e->gso ? "on" : "off",
-	         e->gro ? "on" : "off");
+	         dev_index, inet_ntoa(e->sock.local.sin_addr), e->sock.base_port,
+	         e->sock.base_port + e->sock.npaths - 1, e->sock.npaths, e->sock.max_datagram,
+	         e->tx.gso ? "on" : "off", e->rx.gro ? "on" : "off");
 	*out = e;
 	return 0;
 fail:
@@ -179,7 +179,7 @@ const uint8_t *net_engine_gid(const struct net_engine *e)
 
 struct net_counters *net_engine_counters(struct net_engine *e)
 {
-	return &e->stats->c;
+	return net_ctr(e);
 }
 
 int net_ep_register(struct net_engine *e, struct net_ep *ep)
@@ -209,7 +209,7 @@ void net_ep_unregister(struct net_engine *e, struct net_ep *ep)
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
                         const struct sockaddr_in *from)
 {
-	struct net_counters *c = &e->stats->c;
+	struct net_counters *c = net_ctr(e);
 	struct srd_ud_hdr h;
 	struct net_rx_info info;
 	uint64_t recv_wrs;
@@ -302,11 +302,11 @@ static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const ui
 
 		/* A large RDMA datagram: the next may be received in place (rx_direct.c). */
 		if (len >= NET_DIRECT_MIN && (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
-			e->rx_direct = true;
+			e->rx.direct = true;
 		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
 		return;
 	}
-	e->stats->c.rx_gro_batches++;
+	net_ctr(e)->rx_gro_batches++;
 	for (size_t off = 0; off < len; off += seg)
 		rx_dispatch(e, buf + off, len - off < seg ? len - off : seg, from);
 }
@@ -315,50 +315,50 @@ unsigned net_engine_rx(struct net_engine *e, uint64_t now)
 {
 	unsigned total = 0;
 
-	atomic_store_explicit(&e->last_rx_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&e->rx.last_ns, now, memory_order_relaxed);
 	/* While a stream of large RDMA datagrams lasts, each goes straight to its memory. */
-	while (e->rx_direct && total < NET_RX_BATCH) {
+	while (e->rx.direct && total < NET_RX_BATCH) {
 		int r = net_rx_direct(e);
 
 		if (r < 0)
 			goto done; /* nothing waiting */
 		if (r == 0) {
-			e->rx_direct = false; /* something else: the ordinary path */
+			e->rx.direct = false; /* something else: the ordinary path */
 			break;
 		}
 		total++;
 	}
-	if (e->rx_direct)
+	if (e->rx.direct)
 		goto done; /* a whole batch in place: the caller gets its thread back */
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
-		int n = net_recvmmsg(e->fds[0], e->rx_msgs, e->rx_vlen, MSG_DONTWAIT);
+		int n = net_recvmmsg(e->sock.fds[0], e->rx.msgs, e->rx.vlen, MSG_DONTWAIT);
 
 		/*
 		 * After finding the socket empty, ask for one datagram: recvmmsg tries for a
 		 * second before returning, a tenth of a microsecond a ping-pong need not pay.
 		 * Data found right after data means a backlog: ask for a whole batch.
 		 */
-		e->rx_vlen = n > 0 ? NET_RX_BATCH : 1;
+		e->rx.vlen = n > 0 ? NET_RX_BATCH : 1;
 		if (n <= 0)
 			break;             /* EINTR too: the caller polls again */
-		e->rx_now = sefa_now_ns(); /* when these arrived, for the SRD core */
+		e->rx.now = sefa_now_ns(); /* when these arrived, for the SRD core */
 		for (int i = 0; i < n; i++) {
-			struct mmsghdr *m = &e->rx_msgs[i];
+			struct mmsghdr *m = &e->rx.msgs[i];
 
 			/* A datagram larger than any valid packet arrives truncated: drop it. */
 			if (m->msg_hdr.msg_flags & MSG_TRUNC ||
 			    m->msg_hdr.msg_namelen != sizeof(struct sockaddr_in)) {
-				e->stats->c.rx_pkts++;
-				e->stats->c.rx_malformed++;
+				net_ctr(e)->rx_pkts++;
+				net_ctr(e)->rx_malformed++;
 				continue;
 			}
-			rx_datagrams(e, m, e->rx_iov[i].iov_base, &e->rx_addr[i]);
+			rx_datagrams(e, m, e->rx.iov[i].iov_base, &e->rx.addr[i]);
 		}
 		/* recvmmsg wrote these back: make them ready for the next call. */
 		for (int i = 0; i < n; i++) {
-			e->rx_msgs[i].msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
-			e->rx_msgs[i].msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
+			e->rx.msgs[i].msg_hdr.msg_namelen = sizeof(e->rx.addr[i]);
+			e->rx.msgs[i].msg_hdr.msg_controllen = sizeof(e->rx.ctrl[i].buf);
 		}
 		total += (unsigned)n;
 		/* A lone datagram after an empty poll goes straight back to the caller (a
@@ -370,7 +370,7 @@ done:
 	/* Acks for what arrived, and whatever completions let the application send. */
 	if (total)
 		net_engine_pump(e);
-	else if (e->ntx)
+	else if (e->tx.n)
 		net_engine_flush(e);
 	return total;
 }
@@ -380,10 +380,10 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
 	uint64_t now = sefa_now_ns();
 
 	*nowp = now;
-	atomic_store_explicit(&e->last_poll_ns, now, memory_order_relaxed);
-	return now - atomic_load_explicit(&e->last_rx_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
-	       now >= atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed) ||
-	       atomic_load_explicit(&e->tx_deferred, memory_order_relaxed);
+	atomic_store_explicit(&e->prog.last_poll_ns, now, memory_order_relaxed);
+	return now - atomic_load_explicit(&e->rx.last_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
+	       now >= atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed) ||
+	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
 }
 
 bool net_engine_progress(struct net_engine *e, uint64_t now)
@@ -393,10 +393,10 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 	net_engine_lock(e);
 	busy = net_engine_rx(e, now) != 0;
 	if (busy) {
-		e->stats->c.inline_rx_batches++;
-		now = e->rx_now; /* read after the lock was taken and the datagrams came */
+		net_ctr(e)->inline_rx_batches++;
+		now = e->rx.now; /* read after the lock was taken and the datagrams came */
 	}
-	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed)) {
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed)) {
 		net_engine_pump(e); /* the application is back: held sends leave now */
 		busy = true;
 	}
@@ -407,5 +407,5 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 
 void net_engine_arm_count(struct net_engine *e, int delta)
 {
-	e->armed_cqs += delta;
+	e->prog.armed_cqs += delta;
 }

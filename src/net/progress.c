@@ -32,23 +32,23 @@ static void rx_arm(struct net_engine *e)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u32 = EV_RX};
 
-	if (e->rx_armed)
+	if (e->prog.rx_armed)
 		return;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->fds[0], &ev) == 0)
-		e->rx_armed = true;
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+		e->prog.rx_armed = true;
 }
 
 void net_timer_sync(struct net_engine *e)
 {
-	uint64_t want = atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed);
+	uint64_t want = atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed);
 	struct itimerspec its;
 
 	/* Parked: the application's polls run the SRD timers; look again at park_until. */
-	if (e->park_until)
-		want = e->park_until;
-	else if (e->defer_until && e->defer_until < want)
-		want = e->defer_until;
-	if (want == e->timer_at)
+	if (e->timer.park_until)
+		want = e->timer.park_until;
+	else if (e->sched.defer_until && e->sched.defer_until < want)
+		want = e->sched.defer_until;
+	if (want == e->timer.armed_at)
 		return;
 	memset(&its, 0, sizeof(its));
 	if (want != UINT64_MAX) {
@@ -58,31 +58,31 @@ void net_timer_sync(struct net_engine *e)
 		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
 		its.it_value.tv_nsec = (long)(at % 1000000000ull);
 	}
-	timerfd_settime(e->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
-	e->timer_at = want;
+	timerfd_settime(e->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
+	e->timer.armed_at = want;
 }
 
 /* One look at the engine (locked): SRD timers always; the sockets unless the
  * application is serving them itself. */
 static void progress_step(struct net_engine *e)
 {
-	uint64_t last = atomic_load_explicit(&e->last_poll_ns, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed);
 	uint64_t now = sefa_now_ns();
 
-	if (e->armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
-		if (!e->park_until || e->park_until <= now) {
-			e->park_until = now + e->park_backoff_ns;
-			e->park_backoff_ns *= 2;
-			if (e->park_backoff_ns > NET_PARK_MAX_NS)
-				e->park_backoff_ns = NET_PARK_MAX_NS;
+	if (e->prog.armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
+		if (!e->timer.park_until || e->timer.park_until <= now) {
+			e->timer.park_until = now + e->prog.park_backoff_ns;
+			e->prog.park_backoff_ns *= 2;
+			if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
+				e->prog.park_backoff_ns = NET_PARK_MAX_NS;
 		}
 		net_timer_sync(e);
 		return;
 	}
-	e->park_until = 0;
-	e->park_backoff_ns = NET_PARK_MIN_NS;
+	e->timer.park_until = 0;
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	if (net_engine_rx(e, now))
-		e->stats->c.progress_rx_batches++;
+		net_ctr(e)->progress_rx_batches++;
 	net_srd_timers(e, now);
 	rx_arm(e);
 	net_timer_sync(e);
@@ -97,7 +97,7 @@ static void *progress_main(void *arg)
 
 	for (;;) {
 		/* Idle, the thread sleeps for good; only unpublished counters bound it. */
-		int n = epoll_wait(e->epfd, evs, 4, tmo);
+		int n = epoll_wait(e->prog.epfd, evs, 4, tmo);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -107,24 +107,24 @@ static void *progress_main(void *arg)
 			return NULL;
 		}
 		sefa_lock(&e->lock);
-		if (e->stopping) {
+		if (e->prog.stopping) {
 			sefa_unlock(&e->lock);
 			return NULL;
 		}
-		e->stats->c.progress_wakeups++;
+		net_ctr(e)->progress_wakeups++;
 		for (int i = 0; i < n; i++) {
 			switch (evs[i].data.u32) {
 			case EV_WAKE:
-				if (read(e->wakefd, &drain, sizeof(drain)) < 0)
+				if (read(e->prog.wakefd, &drain, sizeof(drain)) < 0)
 					break;
 				break;
 			case EV_TIMER:
-				if (read(e->timerfd, &drain, sizeof(drain)) < 0)
+				if (read(e->timer.fd, &drain, sizeof(drain)) < 0)
 					break;
-				e->timer_at = UINT64_MAX; /* it fired: nothing is armed now */
+				e->timer.armed_at = UINT64_MAX; /* it fired: nothing is armed now */
 				break;
 			case EV_RX:
-				e->rx_armed = false;
+				e->prog.rx_armed = false;
 				break;
 			}
 		}
@@ -146,11 +146,11 @@ static void *progress_main(void *arg)
 void net_engine_want_progress(struct net_engine *e)
 {
 	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. */
-	e->park_backoff_ns = NET_PARK_MIN_NS;
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	rx_arm(e);
 	/* The caller is about to sleep: sends held for a batch leave now rather than
 	 * wait for a parked progress thread to look again. */
-	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed))
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed))
 		net_engine_pump(e);
 }
 
@@ -160,33 +160,33 @@ int net_progress_start(struct net_engine *e)
 	sigset_t all, old;
 	int err;
 
-	e->park_backoff_ns = NET_PARK_MIN_NS;
-	e->epfd = epoll_create1(EPOLL_CLOEXEC);
-	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	e->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (e->epfd < 0 || e->wakefd < 0 || e->timerfd < 0)
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+	e->prog.epfd = epoll_create1(EPOLL_CLOEXEC);
+	e->prog.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	e->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (e->prog.epfd < 0 || e->prog.wakefd < 0 || e->timer.fd < 0)
 		return -errno;
 	ev.data.u32 = EV_WAKE;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev))
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->prog.wakefd, &ev))
 		return -errno;
 	ev.data.u32 = EV_TIMER;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->timerfd, &ev))
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->timer.fd, &ev))
 		return -errno;
 	ev.events = EPOLLIN | EPOLLONESHOT;
 	ev.data.u32 = EV_RX;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->fds[0], &ev))
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->sock.fds[0], &ev))
 		return -errno;
-	e->rx_armed = true;
+	e->prog.rx_armed = true;
 	/* The thread takes no signal: one meant for the process must reach an application
 	 * thread (whose handler may exit() and tear the engine down), never this one in the
 	 * middle of a step. It inherits the mask it is created with. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&e->thread, NULL, progress_main, e);
+	err = pthread_create(&e->prog.thread, NULL, progress_main, e);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
-	e->thread_started = true;
+	e->prog.started = true;
 	return 0;
 }
 
@@ -194,25 +194,25 @@ bool net_progress_stop(struct net_engine *e)
 {
 	uint64_t one = 1;
 
-	if (e->thread_started) {
+	if (e->prog.started) {
 		/* With the lock we know the thread is not inside a step (where it could be
 		 * waiting on a lock of ours): once told, it can only exit, so the join is
 		 * bounded. Without the lock it may never exit: leave it to the process. */
 		if (sefa_lock_teardown(&e->lock))
 			return false;
-		e->stopping = true;
+		e->prog.stopping = true;
 		sefa_unlock(&e->lock);
-		if (write(e->wakefd, &one, sizeof(one)) < 0)
+		if (write(e->prog.wakefd, &one, sizeof(one)) < 0)
 			sefa_log(SEFA_LOG_WARN, "progress thread: wake: %s", strerror(errno));
-		pthread_join(e->thread, NULL);
-		e->thread_started = false;
+		pthread_join(e->prog.thread, NULL);
+		e->prog.started = false;
 	}
-	if (e->epfd >= 0)
-		close(e->epfd);
-	if (e->wakefd >= 0)
-		close(e->wakefd);
-	if (e->timerfd >= 0)
-		close(e->timerfd);
-	e->epfd = e->wakefd = e->timerfd = -1;
+	if (e->prog.epfd >= 0)
+		close(e->prog.epfd);
+	if (e->prog.wakefd >= 0)
+		close(e->prog.wakefd);
+	if (e->timer.fd >= 0)
+		close(e->timer.fd);
+	e->prog.epfd = e->prog.wakefd = e->timer.fd = -1;
 	return true;
 }

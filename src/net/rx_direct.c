@@ -23,7 +23,7 @@ int net_rx_direct(struct net_engine *e)
 		uint8_t buf[CMSG_SPACE(sizeof(int))];
 	} ctrl;
 	struct sockaddr_in from;
-	struct iovec iov[2] = {{e->rx_hdr, sizeof(e->rx_hdr)}, {NULL, 0}};
+	struct iovec iov[2] = {{e->rx.hdr, sizeof(e->rx.hdr)}, {NULL, 0}};
 	struct msghdr mh = {.msg_name = &from,
 	                    .msg_namelen = sizeof(from),
 	                    .msg_iov = iov,
@@ -38,12 +38,12 @@ int net_rx_direct(struct net_engine *e)
 	ssize_t n, got;
 
 	/* MSG_TRUNC: the datagram's whole length, though only its header is copied. */
-	n = net_recvmsg(e->fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+	n = net_recvmsg(e->sock.fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
-	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx_slot ||
+	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx.slot ||
 	    mh.msg_namelen != sizeof(from) || net_gro_segment(&mh, (size_t)n) != (size_t)n ||
-	    srd_data_decode_hdr(e->rx_hdr, sizeof(e->rx_hdr), (size_t)n, &h) ||
+	    srd_data_decode_hdr(e->rx.hdr, sizeof(e->rx.hdr), (size_t)n, &h) ||
 	    (h.opcode != SRD_OP_WRITE && h.opcode != SRD_OP_READ_RESP))
 		return 0;
 	hl = srd_data_hdr_len(h.opcode);
@@ -52,7 +52,7 @@ int net_rx_direct(struct net_engine *e)
 		return 0;
 	/* The same datagram: nobody else reads this socket, and we hold the engine lock.
 	 * (A forked child reading its parent's sockets would break that: checked below.) */
-	memcpy(peeked, e->rx_hdr, hl);
+	memcpy(peeked, e->rx.hdr, hl);
 	peeked_from = from;
 	iov[0].iov_len = hl;
 	iov[1].iov_base = dst;
@@ -61,22 +61,22 @@ int net_rx_direct(struct net_engine *e)
 	mh.msg_namelen = sizeof(from);
 	mh.msg_control = NULL;
 	mh.msg_controllen = 0;
-	got = net_recvmsg(e->fds[0], &mh, MSG_DONTWAIT);
+	got = net_recvmsg(e->sock.fds[0], &mh, MSG_DONTWAIT);
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return -1;
-	e->rx_now = sefa_now_ns();
-	e->stats->c.rx_pkts++;
-	if (got != n || memcmp(peeked, e->rx_hdr, hl) ||
+	e->rx.now = sefa_now_ns();
+	net_ctr(e)->rx_pkts++;
+	if (got != n || memcmp(peeked, e->rx.hdr, hl) ||
 	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
 	    from.sin_port != peeked_from.sin_port) {
 		/* Not the datagram peeked at (cannot happen but for another reader of the
 		 * socket): never process it. */
-		e->stats->c.rx_malformed++;
+		net_ctr(e)->rx_malformed++;
 		return 1;
 	}
-	e->stats->c.rx_bytes += (uint64_t)got;
-	e->stats->c.rx_direct++;
-	if (net_srd_input_split(e, e->rx_hdr, hl, dst, h.payload_len, &from))
-		e->stats->c.rx_malformed++;
+	net_ctr(e)->rx_bytes += (uint64_t)got;
+	net_ctr(e)->rx_direct++;
+	if (net_srd_input_split(e, e->rx.hdr, hl, dst, h.payload_len, &from))
+		net_ctr(e)->rx_malformed++;
 	return 1;
 }

@@ -42,7 +42,7 @@ static int cb_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	int status;
 
 	if (!ep || !ep->ops->srd_claim) {
-		e->stats->c.rx_unknown_qpn++;
+		net_ctr(e)->rx_unknown_qpn++;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	rx_info(e, m, &rx);
@@ -68,14 +68,14 @@ static int cb_rx_read(void *user, const struct srd_rx_msg *m, void **cookie)
 	int status;
 
 	if (!ep || !ep->ops->srd_read) {
-		e->stats->c.rx_unknown_qpn++;
+		net_ctr(e)->rx_unknown_qpn++;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	rx_info(e, m, &rx);
 	status = ep->ops->srd_read(ep, &rx, &tag);
 	*cookie = tag;
 	if (status == SRD_OK)
-		e->stats->c.rdma_read_resp_bytes += m->len;
+		net_ctr(e)->rdma_read_resp_bytes += m->len;
 	return status;
 }
 
@@ -95,9 +95,9 @@ static void cb_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
 
 	rx_info(e, m, &rx);
 	if (m->op == SRD_MSG_SEND)
-		e->stats->c.recv_bytes += m->len;
+		net_ctr(e)->recv_bytes += m->len;
 	else
-		e->stats->c.rdma_write_recv_bytes += m->len;
+		net_ctr(e)->rdma_write_recv_bytes += m->len;
 	tag->ep->ops->srd_done(tag->ep, tag, &rx);
 }
 
@@ -114,7 +114,7 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	struct net_srd_tag *tag = cookie;
 
 	if (status == SRD_LOCAL_UNRESP_REMOTE)
-		eng_of(user)->stats->c.unresp_remote_msgs++;
+		net_ctr(eng_of(user))->unresp_remote_msgs++;
 	tag->ep->ops->srd_tx_done(tag->ep, tag, status);
 }
 
@@ -134,9 +134,9 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	uint64_t seed;
 
 	srd_config_default(&c);
-	c.local_port = e->base_port;
-	c.mss = e->max_datagram - SRD_DATA_HDR_LEN;
-	c.npaths = e->npaths;
+	c.local_port = e->sock.base_port;
+	c.mss = e->sock.max_datagram - SRD_DATA_HDR_LEN;
+	c.npaths = e->sock.npaths;
 	c.peer_timeout_ns = cfg->srd_timeout_ms * 1000000ull;
 	c.rnr_delay_ns = cfg->srd_rnr_delay_us * 1000ull;
 	c.rnr_max_ns = cfg->srd_rnr_max_us * 1000ull;
@@ -148,7 +148,7 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = sefa_now_ns() ^ ((uint64_t)getpid() << 32);
 	e->srd = srd_ep_new(&c, &glue_cb, e, seed);
-	atomic_store(&e->srd_due_ns, UINT64_MAX);
+	atomic_store(&e->sched.srd_due_ns, UINT64_MAX);
 	return e->srd ? 0 : -ENOMEM;
 }
 
@@ -173,20 +173,20 @@ void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const str
 	/* EFA's per-operation counters (counters.h), counted where the wire takes it. */
 	switch (d->op) {
 	case SRD_MSG_SEND:
-		e->stats->c.send_bytes += d->len;
+		net_ctr(e)->send_bytes += d->len;
 		break;
 	case SRD_MSG_READ:
-		e->stats->c.rdma_read_wrs++;
-		e->stats->c.rdma_read_bytes += d->len;
+		net_ctr(e)->rdma_read_wrs++;
+		net_ctr(e)->rdma_read_bytes += d->len;
 		break;
 	default:
-		e->stats->c.rdma_write_wrs++;
-		e->stats->c.rdma_write_bytes += d->len;
+		net_ctr(e)->rdma_write_wrs++;
+		net_ctr(e)->rdma_write_bytes += d->len;
 		break;
 	}
 	/* Only that peer's own acks will release a send held behind its pipeline. */
 	if (srd_peer_inflight(peer->srd) < NET_TX_DEEP)
-		e->tx_shallow = true;
+		e->sched.shallow = true;
 	return srd_send(e->srd, peer->srd, d, tag, sefa_now_ns());
 }
 
@@ -209,7 +209,7 @@ void net_srd_forget_claims(struct net_engine *e, struct net_ep *ep)
 static void copy_stats(struct net_engine *e)
 {
 	const struct srd_stats *s = srd_ep_stats(e->srd);
-	struct net_counters *c = &e->stats->c;
+	struct net_counters *c = net_ctr(e);
 
 	c->srd_data_tx = s->data_tx;
 	c->srd_data_retx = s->data_retx;
@@ -231,14 +231,14 @@ static void copy_stats(struct net_engine *e)
 
 void net_engine_defer_tx(struct net_engine *e)
 {
-	e->stats->c.tx_deferred_wrs++;
-	if (++e->deferred_wrs >= NET_TX_BATCH) {
+	net_ctr(e)->tx_deferred_wrs++;
+	if (++e->sched.deferred_wrs >= NET_TX_BATCH) {
 		net_engine_pump(e);
 		return;
 	}
-	if (!atomic_load_explicit(&e->tx_deferred, memory_order_relaxed)) {
-		e->defer_until = sefa_now_ns() + NET_DEFER_NS;
-		atomic_store_explicit(&e->tx_deferred, true, memory_order_relaxed);
+	if (!atomic_load_explicit(&e->sched.deferred, memory_order_relaxed)) {
+		e->sched.defer_until = sefa_now_ns() + NET_DEFER_NS;
+		atomic_store_explicit(&e->sched.deferred, true, memory_order_relaxed);
 		net_timer_sync(e);
 	}
 }
@@ -251,7 +251,7 @@ void net_engine_kick_tx(struct net_engine *e)
 	 * caller's next poll) comes within a round trip, so waiting for it costs nothing
 	 * and lets the burst leave in one sendmmsg, folded by GSO.
 	 */
-	if (!e->tx_shallow)
+	if (!e->sched.shallow)
 		net_engine_defer_tx(e);
 	else
 		net_engine_pump(e);
@@ -262,10 +262,10 @@ void net_engine_pump(struct net_engine *e)
 	uint64_t now = sefa_now_ns();
 	struct srd_pkt_out out;
 
-	e->deferred_wrs = 0;
-	e->tx_shallow = false;
-	e->defer_until = 0;
-	atomic_store_explicit(&e->tx_deferred, false, memory_order_relaxed);
+	e->sched.deferred_wrs = 0;
+	e->sched.shallow = false;
+	e->sched.defer_until = 0;
+	atomic_store_explicit(&e->sched.deferred, false, memory_order_relaxed);
 
 	/* Bounded per call: the application gets its thread back; the rest follows. */
 	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
@@ -273,46 +273,46 @@ void net_engine_pump(struct net_engine *e)
 		unsigned k, niov = 1;
 
 		/* The core counts a packet it resends as it hands it out: its bytes count. */
-		if (srd_ep_stats(e->srd)->data_retx != e->stats->c.srd_data_retx) {
-			e->stats->c.srd_data_retx = srd_ep_stats(e->srd)->data_retx;
-			e->stats->c.retrans_bytes += out.hdr_len + out.len;
+		if (srd_ep_stats(e->srd)->data_retx != net_ctr(e)->srd_data_retx) {
+			net_ctr(e)->srd_data_retx = srd_ep_stats(e->srd)->data_retx;
+			net_ctr(e)->retrans_bytes += out.hdr_len + out.len;
 		}
 
-		if (e->ntx == NET_TX_BATCH)
+		if (e->tx.n == NET_TX_BATCH)
 			net_engine_flush(e);
-		k = e->ntx++;
-		memcpy(e->tx_hdr[k], out.hdr, out.hdr_len);
-		e->tx_iov[k][0].iov_base = e->tx_hdr[k];
-		e->tx_iov[k][0].iov_len = out.hdr_len;
+		k = e->tx.n++;
+		memcpy(e->tx.hdr[k], out.hdr, out.hdr_len);
+		e->tx.iov[k][0].iov_base = e->tx.hdr[k];
+		e->tx.iov[k][0].iov_len = out.hdr_len;
 		if (out.len) {
 			struct net_srd_tag *tag = out.cookie;
 			int got = tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
-			                                   &e->tx_iov[k][1], NET_TX_IOV - 1);
+			                                   &e->tx.iov[k][1], NET_TX_IOV - 1);
 
 			if (got < 0) {
 				/* Its memory is gone: this packet never leaves, the message fails. */
-				e->ntx--;
+				e->tx.n--;
 				srd_msg_fail(e->srd, out.msg, -got, now);
 				continue;
 			}
 			niov += (unsigned)got;
 		}
-		memset(&e->tx_addr[k], 0, sizeof(e->tx_addr[k]));
-		e->tx_addr[k].sin_family = AF_INET;
-		e->tx_addr[k].sin_addr.s_addr = out.to.ip;
-		e->tx_addr[k].sin_port = htons(out.to.port);
-		e->tx_path[k] = out.path % e->npaths;
-		m = &e->tx_msgs[k];
+		memset(&e->tx.addr[k], 0, sizeof(e->tx.addr[k]));
+		e->tx.addr[k].sin_family = AF_INET;
+		e->tx.addr[k].sin_addr.s_addr = out.to.ip;
+		e->tx.addr[k].sin_port = htons(out.to.port);
+		e->tx.path[k] = out.path % e->sock.npaths;
+		m = &e->tx.msgs[k];
 		memset(m, 0, sizeof(*m));
-		m->msg_hdr.msg_name = &e->tx_addr[k];
-		m->msg_hdr.msg_namelen = sizeof(e->tx_addr[k]);
-		m->msg_hdr.msg_iov = e->tx_iov[k];
+		m->msg_hdr.msg_name = &e->tx.addr[k];
+		m->msg_hdr.msg_namelen = sizeof(e->tx.addr[k]);
+		m->msg_hdr.msg_iov = e->tx.iov[k];
 		m->msg_hdr.msg_iovlen = niov;
 	}
-	if (e->ntx)
+	if (e->tx.n)
 		net_engine_flush(e);
 	copy_stats(e);
-	atomic_store_explicit(&e->srd_due_ns, srd_expiry(e->srd), memory_order_relaxed);
+	atomic_store_explicit(&e->sched.srd_due_ns, srd_expiry(e->srd), memory_order_relaxed);
 	net_timer_sync(e);
 }
 
@@ -329,7 +329,8 @@ bool net_srd_timers(struct net_engine *e, uint64_t now)
 		net_engine_pump(e);
 		return true;
 	}
-	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed) && now >= e->defer_until) {
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed) &&
+	    now >= e->sched.defer_until) {
 		net_engine_pump(e);
 		return true;
 	}
@@ -341,7 +342,7 @@ int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
 {
 	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
 
-	return srd_read_pkt(e->srd, e->rx_now, &a, pkt, len);
+	return srd_read_pkt(e->srd, e->rx.now, &a, pkt, len);
 }
 
 uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
@@ -378,5 +379,5 @@ int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len
 {
 	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
 
-	return srd_read_pkt_split(e->srd, e->rx_now, &a, hdr, hdr_len, payload, payload_len);
+	return srd_read_pkt_split(e->srd, e->rx.now, &a, hdr, hdr_len, payload, payload_len);
 }
