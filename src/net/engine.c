@@ -85,10 +85,10 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		goto fail;
 	}
 	net_stats_open(e, cfg);
+	net_sched_init(&e->sched);
 	err = net_srd_start(e, cfg);
 	if (err)
 		goto fail;
-	e->timer.armed_at = UINT64_MAX;
 	e->tx.fault.drop = cfg->fault_drop;
 	e->tx.fault.dup = cfg->fault_dup;
 	e->tx.fault.reorder = cfg->fault_reorder;
@@ -400,7 +400,7 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 		net_engine_pump(e); /* the application is back: held sends leave now */
 		busy = true;
 	}
-	busy |= net_srd_timers(e, now);
+	busy |= net_sched_timers(e, now);
 	net_engine_unlock(e);
 	return busy;
 }

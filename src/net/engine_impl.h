@@ -227,8 +227,6 @@ bool net_progress_stop(struct net_engine *e);
 /* srd_glue.c */
 int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
 void net_srd_stop(struct net_engine *e);
-/* Runs the SRD timers due at now (locked); true if any ran. */
-bool net_srd_timers(struct net_engine *e, uint64_t now);
 int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
                   const struct sockaddr_in *from);
 /* Where a data packet's payload may be received in place (see srd_rx_direct), or NULL. */
@@ -243,8 +241,23 @@ int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len
  * socket is empty. */
 int net_rx_direct(struct net_engine *e);
 
-/* progress.c: arms the timerfd for the earliest of the SRD timers and parking. */
-void net_timer_sync(struct net_engine *e);
+/* timer.c */
+int net_timer_open(struct net_timer *t);
+void net_timer_close(struct net_timer *t);
+/* Arms the timer for due (UINT64_MAX: nothing), or for park_until while parked. */
+void net_timer_sync(struct net_timer *t, uint64_t due);
+/* The progress thread parks until then (0: it stops parking); sync arms it. */
+void net_timer_park(struct net_timer *t, uint64_t until);
+/* The timer fired: reads it, and nothing is armed now. */
+void net_timer_fired(struct net_timer *t);
+
+/* sched.c */
+void net_sched_init(struct net_sched *s);
+/* The earliest of the SRD core's timers and the held sends' deadline (locked). */
+uint64_t net_sched_due(const struct net_sched *s);
+/* Runs the SRD timers due at now, or sends held sends whose deadline passed, and
+ * pumps (locked); true if either did. */
+bool net_sched_timers(struct net_engine *e, uint64_t now);
 
 /* stats.c */
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);

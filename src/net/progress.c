@@ -16,7 +16,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
@@ -38,30 +37,6 @@ static void rx_arm(struct net_engine *e)
 		e->prog.rx_armed = true;
 }
 
-void net_timer_sync(struct net_engine *e)
-{
-	uint64_t want = atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed);
-	struct itimerspec its;
-
-	/* Parked: the application's polls run the SRD timers; look again at park_until. */
-	if (e->timer.park_until)
-		want = e->timer.park_until;
-	else if (e->sched.defer_until && e->sched.defer_until < want)
-		want = e->sched.defer_until;
-	if (want == e->timer.armed_at)
-		return;
-	memset(&its, 0, sizeof(its));
-	if (want != UINT64_MAX) {
-		/* Absolute on CLOCK_MONOTONIC: the clock sefa_now_ns() reads. 0 disarms. */
-		uint64_t at = want ? want : 1;
-
-		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
-		its.it_value.tv_nsec = (long)(at % 1000000000ull);
-	}
-	timerfd_settime(e->timer.fd, TFD_TIMER_ABSTIME, &its, NULL);
-	e->timer.armed_at = want;
-}
-
 /* One look at the engine (locked): SRD timers always; the sockets unless the
  * application is serving them itself. */
 static void progress_step(struct net_engine *e)
@@ -71,21 +46,21 @@ static void progress_step(struct net_engine *e)
 
 	if (e->prog.armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
 		if (!e->timer.park_until || e->timer.park_until <= now) {
-			e->timer.park_until = now + e->prog.park_backoff_ns;
+			net_timer_park(&e->timer, now + e->prog.park_backoff_ns);
 			e->prog.park_backoff_ns *= 2;
 			if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
 				e->prog.park_backoff_ns = NET_PARK_MAX_NS;
 		}
-		net_timer_sync(e);
+		net_timer_sync(&e->timer, net_sched_due(&e->sched));
 		return;
 	}
-	e->timer.park_until = 0;
+	net_timer_park(&e->timer, 0);
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	if (net_engine_rx(e, now))
 		net_ctr(e)->progress_rx_batches++;
-	net_srd_timers(e, now);
+	net_sched_timers(e, now);
 	rx_arm(e);
-	net_timer_sync(e);
+	net_timer_sync(&e->timer, net_sched_due(&e->sched));
 }
 
 static void *progress_main(void *arg)
@@ -119,9 +94,7 @@ static void *progress_main(void *arg)
 					break;
 				break;
 			case EV_TIMER:
-				if (read(e->timer.fd, &drain, sizeof(drain)) < 0)
-					break;
-				e->timer.armed_at = UINT64_MAX; /* it fired: nothing is armed now */
+				net_timer_fired(&e->timer);
 				break;
 			case EV_RX:
 				e->prog.rx_armed = false;
@@ -163,9 +136,11 @@ int net_progress_start(struct net_engine *e)
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	e->prog.epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->prog.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	e->timer.fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (e->prog.epfd < 0 || e->prog.wakefd < 0 || e->timer.fd < 0)
+	if (e->prog.epfd < 0 || e->prog.wakefd < 0)
 		return -errno;
+	err = net_timer_open(&e->timer);
+	if (err)
+		return err;
 	ev.data.u32 = EV_WAKE;
 	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->prog.wakefd, &ev))
 		return -errno;
@@ -211,8 +186,7 @@ bool net_progress_stop(struct net_engine *e)
 		close(e->prog.epfd);
 	if (e->prog.wakefd >= 0)
 		close(e->prog.wakefd);
-	if (e->timer.fd >= 0)
-		close(e->timer.fd);
-	e->prog.epfd = e->prog.wakefd = e->timer.fd = -1;
+	net_timer_close(&e->timer);
+	e->prog.epfd = e->prog.wakefd = -1;
 	return true;
 }
