@@ -20,7 +20,7 @@ static bool engine_free(struct net_engine *e)
 	if (!net_progress_stop(e))
 		return false;
 	net_srd_stop(e);
-	free(e->tx.fault.held);
+	net_tx_fini(e);
 	srd_reasm_del(e->ud.reasm);
 	net_stats_close(e);
 	net_sock_close_all(&e->sock);
@@ -89,17 +89,9 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	err = net_srd_start(e, cfg);
 	if (err)
 		goto fail;
-	e->tx.fault.drop = cfg->fault_drop;
-	e->tx.fault.dup = cfg->fault_dup;
-	e->tx.fault.reorder = cfg->fault_reorder;
-	e->tx.fault.rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
-	if (e->tx.fault.reorder) {
-		e->tx.fault.held = malloc(e->sock.max_datagram);
-		if (!e->tx.fault.held) {
-			err = -ENOMEM;
-			goto fail;
-		}
-	}
+	err = net_tx_init(e, cfg);
+	if (err)
+		goto fail;
 	err = net_progress_start(e);
 	if (err)
 		goto fail;

@@ -215,6 +215,23 @@ void net_sock_close_all(struct net_sock *s);
 /* Probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro);
 
+/* tx.c. The fault hooks from the configuration: 0 or -ENOMEM. */
+int net_tx_init(struct net_engine *e, const struct sefa_config *cfg);
+void net_tx_fini(struct net_engine *e);
+/*
+ * One datagram built in place: open takes the next slot (flushing a full batch first),
+ * the caller writes the header (and any payload copied in) at hdr and the payload's
+ * iovecs at payload, and queue adds it to the batch. A slot never queued is reused.
+ */
+struct net_tx_slot {
+	uint8_t *hdr;          /* SRD_UD_FRAG_HDR_LEN + NET_INLINE_MAX bytes */
+	struct iovec *payload; /* NET_TX_IOV - 1 iovecs */
+	unsigned k;
+};
+void net_tx_open(struct net_engine *e, struct net_tx_slot *s);
+void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len, unsigned niov,
+                  const struct sockaddr_in *to, unsigned path);
+
 /* engine.c: the segment size of a received len-byte buffer, len unless GRO coalesced it. */
 size_t net_gro_segment(const struct msghdr *mh, size_t len);
 

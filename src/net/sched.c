@@ -137,8 +137,9 @@ void net_engine_pump(struct net_engine *e)
 
 	/* Bounded per call: the application gets its thread back; the rest follows. */
 	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
-		struct mmsghdr *m;
-		unsigned k, niov = 1;
+		struct sockaddr_in to = {.sin_family = AF_INET};
+		struct net_tx_slot slot;
+		unsigned niov = 0;
 
 		/* The core counts a packet it resends as it hands it out: its bytes count. */
 		if (srd_ep_stats(e->srd)->data_retx != net_ctr(e)->srd_data_retx) {
@@ -146,36 +147,23 @@ void net_engine_pump(struct net_engine *e)
 			net_ctr(e)->retrans_bytes += out.hdr_len + out.len;
 		}
 
-		if (e->tx.n == NET_TX_BATCH)
-			net_engine_flush(e);
-		k = e->tx.n++;
-		memcpy(e->tx.hdr[k], out.hdr, out.hdr_len);
-		e->tx.iov[k][0].iov_base = e->tx.hdr[k];
-		e->tx.iov[k][0].iov_len = out.hdr_len;
+		net_tx_open(e, &slot);
+		memcpy(slot.hdr, out.hdr, out.hdr_len);
 		if (out.len) {
 			struct net_srd_tag *tag = out.cookie;
 			int got = tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
-			                                   &e->tx.iov[k][1], NET_TX_IOV - 1);
+			                                   slot.payload, NET_TX_IOV - 1);
 
 			if (got < 0) {
 				/* Its memory is gone: this packet never leaves, the message fails. */
-				e->tx.n--;
 				srd_msg_fail(e->srd, out.msg, -got, now);
 				continue;
 			}
-			niov += (unsigned)got;
+			niov = (unsigned)got;
 		}
-		memset(&e->tx.addr[k], 0, sizeof(e->tx.addr[k]));
-		e->tx.addr[k].sin_family = AF_INET;
-		e->tx.addr[k].sin_addr.s_addr = out.to.ip;
-		e->tx.addr[k].sin_port = htons(out.to.port);
-		e->tx.path[k] = out.path % e->sock.npaths;
-		m = &e->tx.msgs[k];
-		memset(m, 0, sizeof(*m));
-		m->msg_hdr.msg_name = &e->tx.addr[k];
-		m->msg_hdr.msg_namelen = sizeof(e->tx.addr[k]);
-		m->msg_hdr.msg_iov = e->tx.iov[k];
-		m->msg_hdr.msg_iovlen = niov;
+		to.sin_addr.s_addr = out.to.ip;
+		to.sin_port = htons(out.to.port);
+		net_tx_queue(e, &slot, out.hdr_len, niov, &to, out.path);
 	}
 	if (e->tx.n)
 		net_engine_flush(e);

@@ -9,11 +9,62 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../util/clock.h"
 #include "../util/log.h"
 
 _Static_assert(NET_TX_BATCH <= 64, "flush tracks the batch in a 64-bit mask");
+
+int net_tx_init(struct net_engine *e, const struct sefa_config *cfg)
+{
+	struct net_fault *f = &e->tx.fault;
+
+	f->drop = cfg->fault_drop;
+	f->dup = cfg->fault_dup;
+	f->reorder = cfg->fault_reorder;
+	f->rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
+	if (f->reorder) {
+		f->held = malloc(e->sock.max_datagram);
+		if (!f->held)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void net_tx_fini(struct net_engine *e)
+{
+	free(e->tx.fault.held);
+	e->tx.fault.held = NULL;
+}
+
+void net_tx_open(struct net_engine *e, struct net_tx_slot *s)
+{
+	if (e->tx.n == NET_TX_BATCH)
+		net_engine_flush(e);
+	s->k = e->tx.n;
+	s->hdr = e->tx.hdr[s->k];
+	s->payload = &e->tx.iov[s->k][1];
+}
+
+void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len, unsigned niov,
+                  const struct sockaddr_in *to, unsigned path)
+{
+	unsigned k = s->k;
+	struct mmsghdr *m = &e->tx.msgs[k];
+
+	e->tx.iov[k][0].iov_base = e->tx.hdr[k];
+	e->tx.iov[k][0].iov_len = hdr_len;
+	e->tx.addr[k] = *to;
+	e->tx.path[k] = path % e->sock.npaths;
+	memset(m, 0, sizeof(*m));
+	m->msg_hdr.msg_name = &e->tx.addr[k];
+	m->msg_hdr.msg_namelen = sizeof(e->tx.addr[k]);
+	m->msg_hdr.msg_iov = e->tx.iov[k];
+	m->msg_hdr.msg_iovlen = niov + 1;
+	e->tx.n = k + 1;
+}
 
 static uint32_t fault_pct(struct net_engine *e)
 {

@@ -11,42 +11,22 @@
 #include <errno.h>
 #include <string.h>
 
-/* Queues one datagram: hdr_len bytes of header already in tx_hdr[k], then the iovecs. */
-static void queue(struct net_engine *e, unsigned k, size_t hdr_len, const struct net_peer *peer,
-                  const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy)
+/* Queues one datagram: hdr_len bytes of header already at the slot's hdr, then the
+ * payload's iovecs, or the payload itself when copy is set. */
+static void queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len,
+                  const struct net_peer *peer, const struct iovec *iov, unsigned iovcnt,
+                  unsigned path, bool copy)
 {
-	struct mmsghdr *m = &e->tx.msgs[k];
-
-	e->tx.iov[k][0].iov_base = e->tx.hdr[k];
-	e->tx.iov[k][0].iov_len = hdr_len;
 	if (copy) {
-		size_t off = hdr_len;
-
 		for (unsigned i = 0; i < iovcnt; i++) {
-			memcpy(e->tx.hdr[k] + off, iov[i].iov_base, iov[i].iov_len);
-			off += iov[i].iov_len;
+			memcpy(s->hdr + hdr_len, iov[i].iov_base, iov[i].iov_len);
+			hdr_len += iov[i].iov_len;
 		}
-		e->tx.iov[k][0].iov_len = off;
 		iovcnt = 0;
 	} else {
-		for (unsigned i = 0; i < iovcnt; i++)
-			e->tx.iov[k][i + 1] = iov[i];
+		memcpy(s->payload, iov, iovcnt * sizeof(*iov));
 	}
-	e->tx.addr[k] = peer->sa;
-	e->tx.path[k] = path % e->sock.npaths;
-	memset(m, 0, sizeof(*m));
-	m->msg_hdr.msg_name = &e->tx.addr[k];
-	m->msg_hdr.msg_namelen = sizeof(e->tx.addr[k]);
-	m->msg_hdr.msg_iov = e->tx.iov[k];
-	m->msg_hdr.msg_iovlen = iovcnt + 1;
-}
-
-/* A slot in the transmit batch, flushing a full one first. */
-static unsigned tx_slot(struct net_engine *e)
-{
-	if (e->tx.n == NET_TX_BATCH)
-		net_engine_flush(e);
-	return e->tx.n++;
+	net_tx_queue(e, s, hdr_len, iovcnt, &peer->sa, path);
 }
 
 /* Bytes [off, off + len) of the iovecs as iovecs of their own; returns their count. */
@@ -83,10 +63,11 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 	hh.src_port = e->sock.base_port; /* our identity, whichever path carries it */
 	net_ctr(e)->send_bytes += h->payload_len;
 	if (SRD_UD_HDR_LEN + (size_t)h->payload_len <= e->sock.max_datagram) {
-		unsigned k = tx_slot(e);
+		struct net_tx_slot s;
 
-		srd_ud_encode(e->tx.hdr[k], &hh);
-		queue(e, k, SRD_UD_HDR_LEN, peer, iov, iovcnt, path, copy);
+		net_tx_open(e, &s);
+		srd_ud_encode(s.hdr, &hh);
+		queue(e, &s, SRD_UD_HDR_LEN, peer, iov, iovcnt, path, copy);
 		return 0;
 	}
 	/* In pieces, all on the flow's one path: the receiver knows them by it. */
@@ -97,12 +78,13 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 	for (uint32_t off = 0; off < f.msg_len; off += piece) {
 		uint32_t n = f.msg_len - off < piece ? f.msg_len - off : piece;
 		struct iovec part[NET_TX_IOV - 1];
-		unsigned k = tx_slot(e);
+		struct net_tx_slot s;
 
+		net_tx_open(e, &s);
 		hh.payload_len = (uint16_t)n;
 		f.offset = (uint16_t)off;
-		srd_ud_frag_encode(e->tx.hdr[k], &hh, &f);
-		queue(e, k, SRD_UD_FRAG_HDR_LEN, peer, part, iov_slice(iov, iovcnt, off, n, part),
+		srd_ud_frag_encode(s.hdr, &hh, &f);
+		queue(e, &s, SRD_UD_FRAG_HDR_LEN, peer, part, iov_slice(iov, iovcnt, off, n, part),
 		      path, copy);
 		net_ctr(e)->ud_pieces_tx++;
 	}
