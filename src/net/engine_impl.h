@@ -1,7 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The engine's private state, shared by the files of src/net only: a part of struct
- * net_engine for each file that owns that state.
+ * The engine's private state, shared by the files of src/net only. Each file owns one
+ * part of struct net_engine (the sub-struct named for it below): it initialises it,
+ * changes it and frees it; the others read at most what its comment says they may.
+ *
+ * The files form layers, each calling only those below it (tests/arch/shape.py):
+ *
+ *   engine.c      lifecycle, the lock, the endpoint table
+ *   progress.c    who makes progress when: the progress thread, the application's polls
+ *   service.c     one round of progress: receive, SRD timers, held sends, the timer
+ *   rx.c          reading the socket: datagrams, GRO split, in-place receive, dispatch
+ *   sched.c       the transmit scheduler: SRD sends, held sends, the pump
+ *   srd_glue.c    the SRD core's callbacks, routed to endpoints
+ *   ud.c          UD messages in datagrams and pieces
+ *   tx.c          the transmit batch: slots, flush by path, GSO, fault hooks
+ *   timer.c       the timerfd the progress thread sleeps on
+ *   peer.c, sock.c, stats.c, counters.c, addr.c
  */
 #ifndef SOFTEFA_NET_ENGINE_IMPL_H
 #define SOFTEFA_NET_ENGINE_IMPL_H
@@ -191,6 +205,12 @@ static inline struct net_counters *net_ctr(struct net_engine *e)
 	return &e->stats.file->c;
 }
 
+/* The SRD core's name for a UDP address. */
+static inline struct srd_addr net_srd_addr(const struct sockaddr_in *sa)
+{
+	return (struct srd_addr){sa->sin_addr.s_addr, ntohs(sa->sin_port)};
+}
+
 /*
  * sendmmsg/recvmmsg straight to the kernel: libc's wrappers are cancellation points
  * whose bookkeeping costs more than an empty receive. Sanitizer builds keep the
@@ -215,6 +235,21 @@ void net_sock_close_all(struct net_sock *s);
 /* Probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro);
 
+/* peer.c */
+struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa);
+void net_peer_free_all(struct net_engine *e);
+
+/* stats.c */
+void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);
+/* Publishes a last time (the engine's counters join the device's gone sums). */
+void net_stats_close(struct net_engine *e);
+/* Locked: what moves whenever a published counter does; and -1 when the published
+ * hw_counters are current, else how many ms until they are due (0: now). */
+uint64_t net_stats_mark(const struct net_engine *e);
+int net_stats_publish_wait(struct net_engine *e, uint64_t now);
+/* Unlocked, from the progress thread only: writes the device's sums (mark as above). */
+void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark);
+
 /* tx.c. The fault hooks from the configuration: 0 or -ENOMEM. */
 int net_tx_init(struct net_engine *e, const struct sefa_config *cfg);
 void net_tx_fini(struct net_engine *e);
@@ -232,31 +267,15 @@ void net_tx_open(struct net_engine *e, struct net_tx_slot *s);
 void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len, unsigned niov,
                   const struct sockaddr_in *to, unsigned path);
 
-/* engine.c: the segment size of a received len-byte buffer, len unless GRO coalesced it. */
-size_t net_gro_segment(const struct msghdr *mh, size_t len);
-
-/* progress.c */
-int net_progress_start(struct net_engine *e);
-/* Stops the thread; false (nothing done) when the engine lock cannot be had for
- * teardown, so the thread may be blocked for good and cannot be joined. */
-bool net_progress_stop(struct net_engine *e);
-
-/* srd_glue.c */
-int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
-void net_srd_stop(struct net_engine *e);
-int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
-                  const struct sockaddr_in *from);
-/* Where a data packet's payload may be received in place (see srd_rx_direct), or NULL. */
-uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
-                        const struct srd_data_hdr *h);
-/* net_srd_input for a packet received in two pieces. */
-int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len,
-                        const uint8_t *payload, size_t payload_len, const struct sockaddr_in *from);
-
-/* rx_direct.c: receives the next datagram in place if it is a large RDMA one (locked):
- * 1 when it did, 0 when the next datagram must be read the ordinary way, -1 when the
- * socket is empty. */
-int net_rx_direct(struct net_engine *e);
+/* ud.c */
+int net_ud_init(struct net_engine *e, const struct sefa_config *cfg);
+void net_ud_fini(struct net_engine *e);
+/* A piece of a UD message arrived at now (locked). 0 with *h and *payload the whole
+ * message when this piece completed it; > 0 when it was kept or dropped (counted); a
+ * wire error. */
+int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
+                 const struct sockaddr_in *from, uint64_t now, struct srd_ud_hdr *h,
+                 const uint8_t **payload);
 
 /* timer.c */
 int net_timer_open(struct net_timer *t);
@@ -268,32 +287,39 @@ void net_timer_park(struct net_timer *t, uint64_t until);
 /* The timer fired: reads it, and nothing is armed now. */
 void net_timer_fired(struct net_timer *t);
 
+/* srd_glue.c */
+int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
+void net_srd_stop(struct net_engine *e);
+/* Where a data packet's payload may be received in place (see srd_rx_direct), or NULL. */
+uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
+                        const struct srd_data_hdr *h);
+
 /* sched.c */
 void net_sched_init(struct net_sched *s);
 /* The earliest of the SRD core's timers and the held sends' deadline (locked). */
 uint64_t net_sched_due(const struct net_sched *s);
+/* Held sends are due now rather than at their deadline: the application is back. */
+void net_sched_hurry(struct net_sched *s, uint64_t now);
 /* Runs the SRD timers due at now, or sends held sends whose deadline passed, and
  * pumps (locked); true if either did. */
 bool net_sched_timers(struct net_engine *e, uint64_t now);
 
-/* stats.c */
-void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);
-/* Publishes a last time (the engine's counters join the device's gone sums). */
-void net_stats_close(struct net_engine *e);
-/* Locked: what moves whenever a published counter does; and -1 when the published
- * hw_counters are current, else how many ms until they are due (0: now). */
-uint64_t net_stats_mark(const struct net_engine *e);
-int net_stats_publish_wait(struct net_engine *e, uint64_t now);
-/* Unlocked, from the progress thread only: writes the device's sums (mark as above). */
-void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark);
+/* rx.c */
+int net_rx_init(struct net_engine *e, bool gro);
+void net_rx_fini(struct net_engine *e);
+/* Reads and dispatches pending datagrams without blocking (locked); how many. */
+unsigned net_rx_read(struct net_engine *e, uint64_t now);
 
-/* ud.c: a piece of a UD message (locked). 0 with *h and *payload the whole message when
- * this piece completed it; > 0 when it was kept or dropped (counted); a wire error. */
-int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
-                 const struct sockaddr_in *from, struct srd_ud_hdr *h, const uint8_t **payload);
+/* service.c: one round of progress at now (locked): reads the socket, pumps what that
+ * answered, runs due SRD timers and held sends. What happened, as NET_SERVED_* bits. */
+#define NET_SERVED_RX 1u /* datagrams arrived */
+#define NET_SERVED_TX 2u /* timers ran or held sends left */
+unsigned net_engine_service(struct net_engine *e, uint64_t now);
 
-/* peer.c */
-struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa);
-void net_peer_free_all(struct net_engine *e);
+/* progress.c */
+int net_progress_start(struct net_engine *e);
+/* Stops the thread; false (nothing done) when the engine lock cannot be had for
+ * teardown, so the thread may be blocked for good and cannot be joined. */
+bool net_progress_stop(struct net_engine *e);
 
 #endif

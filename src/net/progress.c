@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The progress thread. It exists for the work no application call drives: receiving
- * while the application sleeps in a completion channel or does not call in at all.
- * It blocks in epoll when idle, and keeps off the sockets while the application is
- * polling them itself, because on two cores a second thread taking the same packets
- * only adds a wake-up (~30 us) to every message. The receive socket is registered
- * one-shot; while the application polls, the thread leaves it unarmed and looks again
- * after a back-off that grows to NET_PARK_MAX_NS.
+ * Who makes progress when. While the application polls, its polls do (note_poll
+ * says when one should, net_engine_progress does). The progress thread exists for the
+ * work no application call drives: receiving while the application sleeps in a
+ * completion channel or does not call in at all. It blocks in epoll when idle, and
+ * keeps off the sockets while the application is polling them itself, because on two
+ * cores a second thread taking the same packets only adds a wake-up (~30 us) to every
+ * message. The receive socket is registered one-shot; while the application polls,
+ * the thread leaves it unarmed and looks again after a back-off that grows to
+ * NET_PARK_MAX_NS. Both make progress by one net_engine_service round.
  */
 #include "engine_impl.h"
 
@@ -56,9 +58,8 @@ static void progress_step(struct net_engine *e)
 	}
 	net_timer_park(&e->timer, 0);
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
-	if (net_engine_rx(e, now))
+	if (net_engine_service(e, now) & NET_SERVED_RX)
 		net_ctr(e)->progress_rx_batches++;
-	net_sched_timers(e, now);
 	rx_arm(e);
 	net_timer_sync(&e->timer, net_sched_due(&e->sched));
 }
@@ -114,6 +115,36 @@ static void *progress_main(void *arg)
 			tmo = 100;
 		}
 	}
+}
+
+bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
+{
+	uint64_t now = sefa_now_ns();
+
+	*nowp = now;
+	atomic_store_explicit(&e->prog.last_poll_ns, now, memory_order_relaxed);
+	return now - atomic_load_explicit(&e->rx.last_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
+	       now >= atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed) ||
+	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
+}
+
+bool net_engine_progress(struct net_engine *e, uint64_t now)
+{
+	unsigned served;
+
+	sefa_lock(&e->lock);
+	/* The application is back: sends held for a batch leave in this round. */
+	net_sched_hurry(&e->sched, now);
+	served = net_engine_service(e, now);
+	if (served & NET_SERVED_RX)
+		net_ctr(e)->inline_rx_batches++;
+	sefa_unlock(&e->lock);
+	return served != 0;
+}
+
+void net_engine_arm_count(struct net_engine *e, int delta)
+{
+	e->prog.armed_cqs += delta;
 }
 
 void net_engine_want_progress(struct net_engine *e)

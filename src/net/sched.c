@@ -30,6 +30,12 @@ uint64_t net_sched_due(const struct net_sched *s)
 	return due;
 }
 
+void net_sched_hurry(struct net_sched *s, uint64_t now)
+{
+	if (atomic_load_explicit(&s->deferred, memory_order_relaxed))
+		s->defer_until = now;
+}
+
 /* The timer follows every change of the scheduler's deadlines. */
 static void rearm(struct net_engine *e)
 {
@@ -42,7 +48,7 @@ void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const str
 	struct net_peer *peer = (struct net_peer *)cpeer;
 
 	if (!peer->srd) {
-		struct srd_addr a = {peer->sa.sin_addr.s_addr, ntohs(peer->sa.sin_port)};
+		struct srd_addr a = net_srd_addr(&peer->sa);
 
 		peer->srd = srd_peer_get(e->srd, &a);
 		if (!peer->srd)

@@ -167,18 +167,10 @@ void net_srd_forget_claims(struct net_engine *e, struct net_ep *ep)
 	srd_rx_cancel(e->srd, claim_of, ep);
 }
 
-int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
-                  const struct sockaddr_in *from)
-{
-	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
-
-	return srd_read_pkt(e->srd, e->rx.now, &a, pkt, len);
-}
-
 uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
                         const struct srd_data_hdr *h)
 {
-	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
+	struct srd_addr a = net_srd_addr(from);
 	struct srd_rx_msg m;
 	void *cookie = NULL;
 
@@ -202,12 +194,4 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 	default:
 		return NULL;
 	}
-}
-
-int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len,
-                        const uint8_t *payload, size_t payload_len, const struct sockaddr_in *from)
-{
-	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
-
-	return srd_read_pkt_split(e->srd, e->rx.now, &a, hdr, hdr_len, payload, payload_len);
 }

@@ -11,6 +11,19 @@
 #include <errno.h>
 #include <string.h>
 
+int net_ud_init(struct net_engine *e, const struct sefa_config *cfg)
+{
+	e->ud.msg_id = 0;
+	e->ud.reasm = srd_reasm_new(NET_UD_REASM_SLOTS, cfg->lim.max_msg_size, NET_UD_REASM_NS);
+	return e->ud.reasm ? 0 : -ENOMEM;
+}
+
+void net_ud_fini(struct net_engine *e)
+{
+	srd_reasm_del(e->ud.reasm);
+	e->ud.reasm = NULL;
+}
+
 /* Queues one datagram: hdr_len bytes of header already at the slot's hdr, then the
  * payload's iovecs, or the payload itself when copy is set. */
 static void queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len,
@@ -92,7 +105,8 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 }
 
 int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
-                 const struct sockaddr_in *from, struct srd_ud_hdr *h, const uint8_t **payload)
+                 const struct sockaddr_in *from, uint64_t now, struct srd_ud_hdr *h,
+                 const uint8_t **payload)
 {
 	const struct srd_reasm_stats *st = srd_reasm_stats(e->ud.reasm);
 	struct net_counters *c = net_ctr(e);
@@ -116,7 +130,7 @@ int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
 	}
 	src.ip = from->sin_addr.s_addr;
 	src.port = from->sin_port;
-	err = srd_reasm_feed(e->ud.reasm, &src, &ph, &f, data, e->rx.now, h, payload);
+	err = srd_reasm_feed(e->ud.reasm, &src, &ph, &f, data, now, h, payload);
 	c->ud_reassembled = st->done;
 	c->ud_reasm_lost = st->timed_out + st->evicted;
 	c->ud_reasm_bad = st->bad;
