@@ -38,61 +38,39 @@ static void fold_dead(const char *dir)
 	net_devsum_unlock(lock);
 }
 
-void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
+/*
+ * The stats file, made whole and locked under the temporary name tmp (renamed in once
+ * its header is written): a file under an engine's name is always held by it, so one
+ * nobody holds is a dead process's (counters.h). Never follow a link. Its fd and
+ * *map, or -1 with errno set.
+ */
+static int file_make(const char *tmp, struct net_stats_file **map)
 {
-	char dir[SEFA_PATH_MAX + 16], tmp[SEFA_PATH_MAX + 96], addr[INET_ADDRSTRLEN];
-	void *map;
+	void *m;
 	int fd;
 
-	e->stats.file = &e->stats.fallback;
-	e->stats.fd = -1;
-	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
-	if (sefa_private_dir(cfg->run_dir) || sefa_private_dir(dir))
-		goto out;
-	snprintf(e->stats.path, sizeof(e->stats.path), "%s/%d.%u", dir, (int)getpid(),
-	         e->dev_index);
-	snprintf(tmp, sizeof(tmp), "%s/.new.%d.%u", dir, (int)getpid(), e->dev_index);
-	fold_dead(dir);
-	/*
-	 * The file is made whole and locked under a temporary name and renamed in: a file
-	 * under an engine's name is always held by it, so one nobody holds is a dead
-	 * process's (counters.h). Never follow a link.
-	 */
 	unlink(tmp);
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		goto out_path;
-	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_file))) {
-		close(fd);
-		unlink(tmp);
-		goto out_path;
-	}
-	map = mmap(NULL, sizeof(struct net_stats_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		close(fd);
-		unlink(tmp);
-		goto out_path;
-	}
-	e->stats.file = map;
-	e->stats.fd = fd;
-	goto out;
-out_path:
-	sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats.path, strerror(errno));
-	e->stats.path[0] = '\0';
-out:
-	e->stats.file->pid = (uint32_t)getpid();
-	e->stats.file->dev_index = e->dev_index;
-	memcpy(e->stats.file->gid, e->gid, NET_GID_LEN);
-	e->stats.file->ncounters = net_counter_count;
-	e->stats.file->version = NET_STATS_VERSION;
-	/* The magic goes last so a reader never sees a half-initialised header as valid. */
-	__atomic_store_n(&e->stats.file->magic, NET_STATS_MAGIC, __ATOMIC_RELEASE);
-	if (e->stats.fd >= 0 && rename(tmp, e->stats.path)) {
-		sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats.path, strerror(errno));
-		unlink(tmp);
-		e->stats.path[0] = '\0';
-	}
-	/* Where this device's hw_counters are published; init leaves values already there. */
+		return -1;
+	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_file)))
+		goto fail;
+	m = mmap(NULL, sizeof(struct net_stats_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		goto fail;
+	*map = m;
+	return fd;
+fail:
+	close(fd);
+	unlink(tmp);
+	return -1;
+}
+
+/* Where this device's hw_counters are published; init leaves values already there. */
+static void pub_open(struct net_engine *e, const struct sefa_config *cfg)
+{
+	char addr[INET_ADDRSTRLEN];
+
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
 	e->stats.pub_dir[0] = '\0';
 	if (e->stats.path[0] &&
@@ -103,6 +81,41 @@ out:
 	e->stats.pub_valid = false;
 	e->stats.pub_mark = 0;
 	e->stats.pub_last_ns = 0;
+}
+
+void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
+{
+	char dir[SEFA_PATH_MAX + 16], tmp[SEFA_PATH_MAX + 96];
+	struct net_stats_file *f = &e->stats.fallback;
+
+	e->stats.fd = -1;
+	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
+	if (!sefa_private_dir(cfg->run_dir) && !sefa_private_dir(dir)) {
+		snprintf(e->stats.path, sizeof(e->stats.path), "%s/%d.%u", dir, (int)getpid(),
+		         e->dev_index);
+		snprintf(tmp, sizeof(tmp), "%s/.new.%d.%u", dir, (int)getpid(), e->dev_index);
+		fold_dead(dir);
+		e->stats.fd = file_make(tmp, &f);
+		if (e->stats.fd < 0) {
+			sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats.path,
+			         strerror(errno));
+			e->stats.path[0] = '\0';
+		}
+	}
+	f->pid = (uint32_t)getpid();
+	f->dev_index = e->dev_index;
+	memcpy(f->gid, e->gid, NET_GID_LEN);
+	f->ncounters = net_counter_count;
+	f->version = NET_STATS_VERSION;
+	/* The magic goes last so a reader never sees a half-initialised header as valid. */
+	__atomic_store_n(&f->magic, NET_STATS_MAGIC, __ATOMIC_RELEASE);
+	e->stats.file = f;
+	if (e->stats.fd >= 0 && rename(tmp, e->stats.path)) {
+		sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats.path, strerror(errno));
+		unlink(tmp);
+		e->stats.path[0] = '\0';
+	}
+	pub_open(e, cfg);
 }
 
 /* What moves whenever any published counter does (locked). */
