@@ -6,9 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "../util/clock.h"
 #include "../util/log.h"
 
 static struct sefa_lock engines_lock = SEFA_LOCK_INITIALIZER;

@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine's side of the SRD core: it owns the core endpoint, feeds it datagrams
- * and time, turns its packets into datagrams (headers from the core, payload straight
- * from the application's memory through the owning endpoint's gather), and routes the
- * core's callbacks to the endpoint (QP) each message belongs to.
+ * The SRD core's callbacks (struct srd_callbacks): it makes the core endpoint with
+ * them and routes each callback to the endpoint (QP) its message belongs to, found by
+ * QP number or by the tag the endpoint gave the message. Datagrams reach the core from
+ * rx.c; its packets leave through the scheduler (sched.c).
  */
 #include "engine_impl.h"
 
 #include <errno.h>
-#include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
-#include "../util/log.h"
 
 static struct net_engine *eng_of(void *user)
 {
