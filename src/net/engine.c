@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Engine lifecycle, endpoint table, and the datagram send and receive paths. */
+/* Engine lifecycle, the engine lock, and the endpoint table. */
 #include "engine_impl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "../util/clock.h"
 #include "../util/log.h"
 
 static struct sefa_lock engines_lock = SEFA_LOCK_INITIALIZER;
@@ -20,13 +18,13 @@ static bool engine_free(struct net_engine *e)
 	if (!net_progress_stop(e))
 		return false;
 	net_srd_stop(e);
-	free(e->fault_held);
-	srd_reasm_del(e->ud_reasm);
+	net_tx_fini(e);
+	net_ud_fini(e);
 	net_stats_close(e);
-	net_sock_close_all(e);
+	net_sock_close_all(&e->sock);
 	net_peer_free_all(e);
 	free(e->eps);
-	free(e->rx_buf);
+	net_rx_fini(e);
 	sefa_lock_destroy(&e->lock);
 	free(e);
 	return true;
@@ -36,6 +34,7 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 {
 	const struct sefa_config *cfg = sefa_config_get();
 	struct net_engine *e;
+	bool gro;
 	int err;
 
 	e = calloc(1, sizeof(*e));
@@ -43,11 +42,11 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		return -ENOMEM;
 	sefa_lock_init(&e->lock);
 	e->dev_index = dev_index;
-	e->epfd = e->wakefd = e->timerfd = -1;
+	e->prog.epfd = e->prog.wakefd = e->timer.fd = -1;
 	for (unsigned i = 0; i < SEFA_MAX_PATHS; i++)
-		e->fds[i] = -1;
+		e->sock.fds[i] = -1;
 	/* The largest datagram the paths carry without IP fragmentation. */
-	e->max_datagram = net_max_datagram(cfg);
+	e->sock.max_datagram = net_max_datagram(cfg);
 	e->eps = calloc(NET_QPN_MAX + 1, sizeof(*e->eps));
 	if (!e->eps) {
 		err = -ENOMEM;
@@ -55,59 +54,33 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	}
 	/* QPN 0 and 1 are special in verbs (SMI/GSI); real EFA starts above them too. */
 	e->next_qpn = 2;
-	err = net_sock_open_all(e, cfg);
+	err = net_sock_open_all(&e->sock, dev_index, cfg);
 	if (err)
 		goto fail;
-	net_offload_setup(e, cfg->offload);
-	e->rx_slot = e->gro ? NET_GRO_SLOT : e->max_datagram;
-	e->rx_buf = malloc((size_t)NET_RX_BATCH * e->rx_slot);
-	if (!e->rx_buf) {
-		err = -ENOMEM;
+	net_offload_setup(&e->sock, cfg->offload, &e->tx.gso, &gro);
+	err = net_rx_init(e, gro);
+	if (err)
 		goto fail;
-	}
-	e->rx_vlen = NET_RX_BATCH;
-	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
-		struct mmsghdr *m = &e->rx_msgs[i];
-
-		e->rx_iov[i].iov_base = e->rx_buf + (size_t)i * e->rx_slot;
-		e->rx_iov[i].iov_len = e->rx_slot;
-		m->msg_hdr.msg_iov = &e->rx_iov[i];
-		m->msg_hdr.msg_iovlen = 1;
-		m->msg_hdr.msg_name = &e->rx_addr[i];
-		m->msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
-		m->msg_hdr.msg_control = e->rx_ctrl[i].buf;
-		m->msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
-	}
-	net_gid_encode(e->local.sin_addr, e->base_port, e->gid);
-	e->ud_reasm = srd_reasm_new(NET_UD_REASM_SLOTS, cfg->lim.max_msg_size, NET_UD_REASM_NS);
-	if (!e->ud_reasm) {
-		err = -ENOMEM;
+	net_gid_encode(e->sock.local.sin_addr, e->sock.base_port, e->gid);
+	err = net_ud_init(e, cfg);
+	if (err)
 		goto fail;
-	}
 	net_stats_open(e, cfg);
+	net_sched_init(&e->sched);
 	err = net_srd_start(e, cfg);
 	if (err)
 		goto fail;
-	e->timer_at = UINT64_MAX;
-	e->fault_drop = cfg->fault_drop;
-	e->fault_dup = cfg->fault_dup;
-	e->fault_reorder = cfg->fault_reorder;
-	e->fault_rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
-	if (e->fault_reorder) {
-		e->fault_held = malloc(e->max_datagram);
-		if (!e->fault_held) {
-			err = -ENOMEM;
-			goto fail;
-		}
-	}
+	err = net_tx_init(e, cfg);
+	if (err)
+		goto fail;
 	err = net_progress_start(e);
 	if (err)
 		goto fail;
 	sefa_log(SEFA_LOG_INFO,
 	         "efa_%u: engine on %s:%u-%u, %u paths, datagrams up to %u bytes, GSO %s, GRO %s",
-	         dev_index, inet_ntoa(e->local.sin_addr), e->base_port,
-	         e->base_port + e->npaths - 1, e->npaths, e->max_datagram, e->gso ? "on" : "off",
-	         e->gro ? "on" : "off");
+	         dev_index, inet_ntoa(e->sock.local.sin_addr), e->sock.base_port,
+	         e->sock.base_port + e->sock.npaths - 1, e->sock.npaths, e->sock.max_datagram,
+	         e->tx.gso ? "on" : "off", e->rx.gro ? "on" : "off");
 	*out = e;
 	return 0;
 fail:
@@ -179,7 +152,7 @@ const uint8_t *net_engine_gid(const struct net_engine *e)
 
 struct net_counters *net_engine_counters(struct net_engine *e)
 {
-	return &e->stats->c;
+	return net_ctr(e);
 }
 
 int net_ep_register(struct net_engine *e, struct net_ep *ep)
@@ -204,208 +177,4 @@ void net_ep_unregister(struct net_engine *e, struct net_ep *ep)
 		e->eps[ep->qpn] = NULL;
 		e->nep--;
 	}
-}
-
-static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
-                        const struct sockaddr_in *from)
-{
-	struct net_counters *c = &e->stats->c;
-	struct srd_ud_hdr h;
-	struct net_rx_info info;
-	uint64_t recv_wrs;
-	const uint8_t *payload;
-	struct sockaddr_in src;
-	struct net_peer *peer;
-	struct net_ep *ep;
-	int err;
-
-	c->rx_pkts++;
-	c->rx_bytes += len;
-	switch (srd_wire_peek_type(pkt, len)) {
-	case SRD_PKT_DATA:
-	case SRD_PKT_ACK:
-		err = net_srd_input(e, pkt, len, from);
-		if (!err)
-			return;
-		break;
-	case SRD_PKT_UD_FRAG:
-		/* A piece: on with the message once it is whole (> 0: not yet, or dropped). */
-		err = net_ud_piece(e, pkt, len, from, &h, &payload);
-		if (err > 0)
-			return;
-		break;
-	default:
-		err = srd_ud_decode(pkt, len, &h, &payload);
-		break;
-	}
-	if (err) {
-		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
-		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);
-		if (err == SRD_ERR_VERSION)
-			c->rx_bad_version++;
-		else
-			c->rx_malformed++;
-		return;
-	}
-	ep = e->eps[h.dst_qpn];
-	if (!ep) {
-		c->rx_unknown_qpn++;
-		return;
-	}
-	if (!ep->ops->rx_ud) {
-		c->rx_wrong_type++;
-		return;
-	}
-	/* The sender is identified by its source address and the base port it states. */
-	src = *from;
-	src.sin_port = htons(h.src_port);
-	peer = net_peer_lookup_addr(e, &src);
-	info.hdr = &h;
-	info.peer = peer;
-	net_gid_encode(src.sin_addr, h.src_port, info.src_gid);
-	recv_wrs = c->recv_wrs;
-	ep->ops->rx_ud(ep, &info, payload, h.payload_len);
-	/* The QP decides whether a receive took the message (none posted: dropped). */
-	if (c->recv_wrs != recv_wrs)
-		c->recv_bytes += h.payload_len;
-}
-
-/* The segment size of a received buffer, from its UDP_GRO control message if any. */
-size_t net_gro_segment(const struct msghdr *mh, size_t len)
-{
-	size_t seg = len;
-
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm;
-	     cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
-		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
-			int v;
-
-			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			if (v > 0 && (size_t)v < len)
-				seg = (size_t)v;
-		}
-	}
-	return seg;
-}
-
-/*
- * One received buffer: a datagram, or with GRO several of one sender, all of the
- * segment size the control message names but the last, each dispatched on its own.
- */
-static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const uint8_t *buf,
-                         const struct sockaddr_in *from)
-{
-	size_t len = m->msg_len, seg = net_gro_segment(&m->msg_hdr, len);
-
-	if (seg == len) {
-		int op = srd_data_peek_opcode(buf, len);
-
-		/* A large RDMA datagram: the next may be received in place (rx_direct.c). */
-		if (len >= NET_DIRECT_MIN && (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
-			e->rx_direct = true;
-		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
-		return;
-	}
-	e->stats->c.rx_gro_batches++;
-	for (size_t off = 0; off < len; off += seg)
-		rx_dispatch(e, buf + off, len - off < seg ? len - off : seg, from);
-}
-
-unsigned net_engine_rx(struct net_engine *e, uint64_t now)
-{
-	unsigned total = 0;
-
-	atomic_store_explicit(&e->last_rx_ns, now, memory_order_relaxed);
-	/* While a stream of large RDMA datagrams lasts, each goes straight to its memory. */
-	while (e->rx_direct && total < NET_RX_BATCH) {
-		int r = net_rx_direct(e);
-
-		if (r < 0)
-			goto done; /* nothing waiting */
-		if (r == 0) {
-			e->rx_direct = false; /* something else: the ordinary path */
-			break;
-		}
-		total++;
-	}
-	if (e->rx_direct)
-		goto done; /* a whole batch in place: the caller gets its thread back */
-	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
-	for (unsigned batch = 0; batch < 4; batch++) {
-		int n = net_recvmmsg(e->fds[0], e->rx_msgs, e->rx_vlen, MSG_DONTWAIT);
-
-		/*
-		 * After finding the socket empty, ask for one datagram: recvmmsg tries for a
-		 * second before returning, a tenth of a microsecond a ping-pong need not pay.
-		 * Data found right after data means a backlog: ask for a whole batch.
-		 */
-		e->rx_vlen = n > 0 ? NET_RX_BATCH : 1;
-		if (n <= 0)
-			break;             /* EINTR too: the caller polls again */
-		e->rx_now = sefa_now_ns(); /* when these arrived, for the SRD core */
-		for (int i = 0; i < n; i++) {
-			struct mmsghdr *m = &e->rx_msgs[i];
-
-			/* A datagram larger than any valid packet arrives truncated: drop it. */
-			if (m->msg_hdr.msg_flags & MSG_TRUNC ||
-			    m->msg_hdr.msg_namelen != sizeof(struct sockaddr_in)) {
-				e->stats->c.rx_pkts++;
-				e->stats->c.rx_malformed++;
-				continue;
-			}
-			rx_datagrams(e, m, e->rx_iov[i].iov_base, &e->rx_addr[i]);
-		}
-		/* recvmmsg wrote these back: make them ready for the next call. */
-		for (int i = 0; i < n; i++) {
-			e->rx_msgs[i].msg_hdr.msg_namelen = sizeof(e->rx_addr[i]);
-			e->rx_msgs[i].msg_hdr.msg_controllen = sizeof(e->rx_ctrl[i].buf);
-		}
-		total += (unsigned)n;
-		/* A lone datagram after an empty poll goes straight back to the caller (a
-		 * ping-pong's next call would find nothing); the next poll asks for a batch. */
-		if (n < NET_RX_BATCH)
-			break;
-	}
-done:
-	/* Acks for what arrived, and whatever completions let the application send. */
-	if (total)
-		net_engine_pump(e);
-	else if (e->ntx)
-		net_engine_flush(e);
-	return total;
-}
-
-bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
-{
-	uint64_t now = sefa_now_ns();
-
-	*nowp = now;
-	atomic_store_explicit(&e->last_poll_ns, now, memory_order_relaxed);
-	return now - atomic_load_explicit(&e->last_rx_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
-	       now >= atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed) ||
-	       atomic_load_explicit(&e->tx_deferred, memory_order_relaxed);
-}
-
-bool net_engine_progress(struct net_engine *e, uint64_t now)
-{
-	bool busy;
-
-	net_engine_lock(e);
-	busy = net_engine_rx(e, now) != 0;
-	if (busy) {
-		e->stats->c.inline_rx_batches++;
-		now = e->rx_now; /* read after the lock was taken and the datagrams came */
-	}
-	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed)) {
-		net_engine_pump(e); /* the application is back: held sends leave now */
-		busy = true;
-	}
-	busy |= net_srd_timers(e, now);
-	net_engine_unlock(e);
-	return busy;
-}
-
-void net_engine_arm_count(struct net_engine *e, int delta)
-{
-	e->armed_cqs += delta;
 }

@@ -194,9 +194,6 @@ void net_engine_kick_tx(struct net_engine *e);
 /* Sends every held SRD acknowledgement now (locked): a context is closing. */
 void net_engine_flush_acks(struct net_engine *e);
 
-/* Reads and dispatches pending datagrams without blocking (locked). Returns how many. */
-unsigned net_engine_rx(struct net_engine *e, uint64_t now);
-
 /*
  * The application just polled: the progress thread keeps off the sockets for a while.
  * Returns true when the caller should make progress itself: nobody has read the

@@ -1,5 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* The engine's private state, shared by the files of src/net only. */
+/*
+ * The engine's private state, shared by the files of src/net only. Each file owns one
+ * part of struct net_engine (the sub-struct named for it below): it initialises it,
+ * changes it and frees it; the others read at most what its comment says they may.
+ *
+ * The files form layers, each calling only those below it (tests/arch/shape.py):
+ *
+ *   engine.c      lifecycle, the lock, the endpoint table
+ *   progress.c    who makes progress when: the progress thread, the application's polls
+ *   service.c     one round of progress: receive, SRD timers, held sends, the timer
+ *   rx.c          reading the socket: datagrams, GRO split, in-place receive, dispatch
+ *   sched.c       the transmit scheduler: SRD sends, held sends, the pump
+ *   srd_glue.c    the SRD core's callbacks, routed to endpoints
+ *   ud.c          UD messages in datagrams and pieces
+ *   tx.c          the transmit batch: slots, flush by path, GSO, fault hooks
+ *   timer.c       the timerfd the progress thread sleeps on
+ *   peer.c, sock.c, stats.c, counters.c, addr.c
+ */
 #ifndef SOFTEFA_NET_ENGINE_IMPL_H
 #define SOFTEFA_NET_ENGINE_IMPL_H
 
@@ -42,105 +59,30 @@
 /* A GRO receive slot holds the largest coalesced datagram. */
 #define NET_GRO_SLOT 65535u
 
-struct net_engine {
-	struct sefa_lock lock;
-	unsigned dev_index;
-	unsigned refs; /* guarded by the global engine table mutex */
-
-	/* Sockets: fds[0] is bound to the base port and receives; all of them send. */
+/* sock.c. Everyone reads it; fds[0] is bound to the base port and receives, all send. */
+struct net_sock {
 	unsigned npaths;
 	int fds[SEFA_MAX_PATHS];
 	struct sockaddr_in local;
 	uint16_t base_port;
-	uint8_t gid[NET_GID_LEN];
-	uint32_t max_datagram;
-	bool gso;         /* same-sized runs to a peer leave as one UDP_SEGMENT send */
-	bool gro;         /* the receive socket may hand us coalesced datagrams */
-	uint32_t rx_slot; /* bytes per receive slot */
+	uint32_t max_datagram; /* the largest the paths carry without IP fragmentation */
+};
 
-	/* Endpoints by number; a rotating allocator so numbers are not reused at once. */
-	struct net_ep **eps;
-	unsigned nep;
-	uint16_t next_qpn;
+/* peer.c: by AH number (dense array) and by (ip, port). */
+struct net_peers {
+	struct net_peer **by_ahn;
+	unsigned cap;
+	unsigned n;
+	struct net_peer *hash[NET_PEER_HASH];
+};
 
-	/* Peers: by AH number (dense array) and by (ip, port). */
-	struct net_peer **peers_by_ahn;
-	unsigned peers_cap;
-	unsigned npeers;
-	struct net_peer *peer_hash[NET_PEER_HASH];
-
-	/* Receive batch buffers. */
-	uint8_t *rx_buf;
-	struct mmsghdr rx_msgs[NET_RX_BATCH];
-	struct iovec rx_iov[NET_RX_BATCH];
-	struct sockaddr_in rx_addr[NET_RX_BATCH];
-	uint64_t rx_now;  /* when the batch being dispatched was read */
-	unsigned rx_vlen; /* datagrams the next recvmmsg asks for */
-	bool rx_direct;   /* the last datagram was a large RDMA one: peek at the next */
-	uint8_t rx_hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
-	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(int))];
-	} rx_ctrl[NET_RX_BATCH];
-
-	/* Transmit batch: per path, flushed with sendmmsg. */
-	struct mmsghdr tx_msgs[NET_TX_BATCH];
-	struct iovec tx_iov[NET_TX_BATCH][NET_TX_IOV];
-	uint8_t tx_hdr[NET_TX_BATCH][SRD_UD_FRAG_HDR_LEN + NET_INLINE_MAX];
-	struct sockaddr_in tx_addr[NET_TX_BATCH];
-	unsigned tx_path[NET_TX_BATCH];
-	unsigned ntx;
-	/* GSO runs: their iovecs end to end, and each run's UDP_SEGMENT message. */
-	struct iovec gso_iov[NET_GSO_IOV];
-	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
-	} gso_ctrl[NET_TX_BATCH];
-
-	/* UD messages larger than a datagram: numbered when sent in pieces, and put
-	 * together on arrival. */
-	uint32_t ud_msg_id;
-	struct srd_reasm *ud_reasm;
-
-	/* Progress thread. */
-	pthread_t thread;
-	bool thread_started;
-	bool stopping;
-	int epfd;
-	int wakefd;
-	int timerfd;
-	bool rx_armed; /* fds[0] is in the epoll interest set */
-	uint64_t park_backoff_ns;
-	_Atomic uint64_t last_poll_ns; /* written by application polls without the lock */
-	_Atomic uint64_t last_rx_ns;   /* the sockets were last read */
-	int armed_cqs;
-
-	/* The SRD core, and when its next timer is due (read by polls without the lock). */
-	struct srd_ep *srd;
-	_Atomic uint64_t srd_due_ns;
-	uint64_t timer_at;   /* the timerfd's armed deadline, UINT64_MAX when disarmed */
-	uint64_t park_until; /* the progress thread looks again then; 0 when not parked */
-	/* SRD sends held back to leave in one burst (processing hint), and until when. */
-	_Atomic bool tx_deferred;
-	uint32_t deferred_wrs;
-	bool tx_shallow; /* a send since the last pump went to a peer with few in flight */
-	uint64_t defer_until;
-
-	/* Fault injection for tests (SOFTEFA_FAULT_*), percent per datagram. */
-	uint32_t fault_drop, fault_dup, fault_reorder;
-	uint64_t fault_rng;
-	uint8_t *fault_held; /* a datagram held back to be sent after the next one */
-	size_t fault_held_len;
-	struct sockaddr_in fault_held_to;
-	unsigned fault_held_path;
-
-	/* Counters, in a shared-memory stats file when one could be made. */
-	struct net_stats_file *stats;
-	struct net_stats_file stats_fallback;
-	char stats_path[SEFA_PATH_MAX + 64];
-	int stats_fd; /* held with LOCK_SH while the engine lives (counters.h) */
-
-	/* The published hw_counters (stats.c): only the progress thread, and the close. */
+/* stats.c: the counters, in a shared-memory stats file when one could be made. */
+struct net_stats {
+	struct net_stats_file *file;
+	struct net_stats_file fallback;
+	char path[SEFA_PATH_MAX + 64];
+	int fd; /* held with LOCK_SH while the engine lives (counters.h) */
+	/* The published hw_counters: only the progress thread, and the close. */
 	char pub_dir[SEFA_PATH_MAX + 64];
 	uint64_t pub_prev[NET_EFA_PORT_COUNTERS]; /* what we last wrote, when pub_valid */
 	bool pub_valid;
@@ -148,10 +90,126 @@ struct net_engine {
 	uint64_t pub_last_ns;
 };
 
-/* sock.c */
-uint32_t net_max_datagram(const struct sefa_config *cfg);
-int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg);
-void net_sock_close_all(struct net_engine *e);
+/* tx.c: the test hooks (SOFTEFA_FAULT_*), percent per datagram. */
+struct net_fault {
+	uint32_t drop, dup, reorder;
+	uint64_t rng;
+	uint8_t *held; /* a datagram held back to be sent after the next one */
+	size_t held_len;
+	struct sockaddr_in held_to;
+	unsigned held_path;
+};
+
+/* tx.c: the transmit batch, flushed per path with sendmmsg. */
+struct net_tx {
+	struct mmsghdr msgs[NET_TX_BATCH];
+	struct iovec iov[NET_TX_BATCH][NET_TX_IOV];
+	uint8_t hdr[NET_TX_BATCH][SRD_UD_FRAG_HDR_LEN + NET_INLINE_MAX];
+	struct sockaddr_in addr[NET_TX_BATCH];
+	unsigned path[NET_TX_BATCH];
+	unsigned n; /* read by service.c: anything left to flush */
+	bool gso;   /* same-sized runs to a peer leave as one UDP_SEGMENT send */
+	/* GSO runs: their iovecs end to end, and each run's UDP_SEGMENT message. */
+	struct iovec gso_iov[NET_GSO_IOV];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(uint16_t))];
+	} gso_ctrl[NET_TX_BATCH];
+	struct net_fault fault;
+};
+
+/* ud.c: UD messages larger than a datagram, numbered when sent in pieces and put
+ * together on arrival. */
+struct net_ud {
+	uint32_t msg_id;
+	struct srd_reasm *reasm;
+};
+
+/* timer.c: the timerfd, armed for the scheduler's next deadline or, while the progress
+ * thread is parked, for when it looks again. */
+struct net_timer {
+	int fd;
+	uint64_t armed_at;   /* the armed deadline, UINT64_MAX when disarmed */
+	uint64_t park_until; /* set by the progress thread (net_timer_park); 0: not parked */
+};
+
+/* sched.c: SRD sends held back to leave in one burst, and the core's next deadline. */
+struct net_sched {
+	_Atomic uint64_t srd_due_ns; /* read by polls without the lock */
+	_Atomic bool deferred;       /* likewise */
+	uint32_t deferred_wrs;
+	bool shallow; /* a send since the last pump went to a peer with few in flight */
+	uint64_t defer_until;
+};
+
+/* rx.c: the receive batch and the in-place receive. */
+struct net_rx {
+	bool gro;      /* the receive socket may hand us coalesced datagrams */
+	uint32_t slot; /* bytes per receive slot */
+	uint8_t *buf;
+	struct mmsghdr msgs[NET_RX_BATCH];
+	struct iovec iov[NET_RX_BATCH];
+	struct sockaddr_in addr[NET_RX_BATCH];
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} ctrl[NET_RX_BATCH];
+	uint64_t now;  /* when the batch being dispatched was read (service.c reads it) */
+	unsigned vlen; /* datagrams the next recvmmsg asks for */
+	bool direct;   /* the last datagram was a large RDMA one: peek at the next */
+	uint8_t hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
+	_Atomic uint64_t last_ns;      /* the socket was last read (progress.c reads it) */
+};
+
+/* progress.c: the progress thread, and what the application's polls tell it. */
+struct net_progress {
+	pthread_t thread;
+	bool started;
+	bool stopping;
+	int epfd;
+	int wakefd;
+	bool rx_armed; /* fds[0] is in the epoll interest set */
+	uint64_t park_backoff_ns;
+	_Atomic uint64_t last_poll_ns; /* written by application polls without the lock */
+	int armed_cqs;
+};
+
+struct net_engine {
+	/* engine.c */
+	struct sefa_lock lock;
+	unsigned dev_index;
+	unsigned refs; /* guarded by the global engine table mutex */
+	uint8_t gid[NET_GID_LEN];
+	/* Endpoints by number; a rotating allocator so numbers are not reused at once. */
+	struct net_ep **eps;
+	unsigned nep;
+	uint16_t next_qpn;
+
+	/* srd_glue.c makes and deletes the SRD core endpoint; the others drive it. */
+	struct srd_ep *srd;
+
+	struct net_sock sock;
+	struct net_peers peers;
+	struct net_stats stats;
+	struct net_tx tx;
+	struct net_ud ud;
+	struct net_timer timer;
+	struct net_sched sched;
+	struct net_rx rx;
+	struct net_progress prog;
+};
+
+/* The engine's counters (stats.c keeps them), for plain stores under the lock. */
+static inline struct net_counters *net_ctr(struct net_engine *e)
+{
+	return &e->stats.file->c;
+}
+
+/* The SRD core's name for a UDP address. */
+static inline struct srd_addr net_srd_addr(const struct sockaddr_in *sa)
+{
+	return (struct srd_addr){sa->sin_addr.s_addr, ntohs(sa->sin_port)};
+}
 
 /*
  * sendmmsg/recvmmsg straight to the kernel: libc's wrappers are cancellation points
@@ -170,39 +228,16 @@ void net_sock_close_all(struct net_engine *e);
 #define net_recvmsg(fd, m, fl)     ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
 #endif
 
-/* sock.c: probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
-void net_offload_setup(struct net_engine *e, bool enable);
+/* sock.c */
+uint32_t net_max_datagram(const struct sefa_config *cfg);
+int net_sock_open_all(struct net_sock *s, unsigned dev_index, const struct sefa_config *cfg);
+void net_sock_close_all(struct net_sock *s);
+/* Probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
+void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro);
 
-/* engine.c: the segment size of a received len-byte buffer, len unless GRO coalesced it. */
-size_t net_gro_segment(const struct msghdr *mh, size_t len);
-
-/* progress.c */
-int net_progress_start(struct net_engine *e);
-/* Stops the thread; false (nothing done) when the engine lock cannot be had for
- * teardown, so the thread may be blocked for good and cannot be joined. */
-bool net_progress_stop(struct net_engine *e);
-
-/* srd_glue.c */
-int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
-void net_srd_stop(struct net_engine *e);
-/* Runs the SRD timers due at now (locked); true if any ran. */
-bool net_srd_timers(struct net_engine *e, uint64_t now);
-int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
-                  const struct sockaddr_in *from);
-/* Where a data packet's payload may be received in place (see srd_rx_direct), or NULL. */
-uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
-                        const struct srd_data_hdr *h);
-/* net_srd_input for a packet received in two pieces. */
-int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len,
-                        const uint8_t *payload, size_t payload_len, const struct sockaddr_in *from);
-
-/* rx_direct.c: receives the next datagram in place if it is a large RDMA one (locked):
- * 1 when it did, 0 when the next datagram must be read the ordinary way, -1 when the
- * socket is empty. */
-int net_rx_direct(struct net_engine *e);
-
-/* progress.c: arms the timerfd for the earliest of the SRD timers and parking. */
-void net_timer_sync(struct net_engine *e);
+/* peer.c */
+struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa);
+void net_peer_free_all(struct net_engine *e);
 
 /* stats.c */
 void net_stats_open(struct net_engine *e, const struct sefa_config *cfg);
@@ -215,13 +250,76 @@ int net_stats_publish_wait(struct net_engine *e, uint64_t now);
 /* Unlocked, from the progress thread only: writes the device's sums (mark as above). */
 void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark);
 
-/* ud.c: a piece of a UD message (locked). 0 with *h and *payload the whole message when
- * this piece completed it; > 0 when it was kept or dropped (counted); a wire error. */
-int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
-                 const struct sockaddr_in *from, struct srd_ud_hdr *h, const uint8_t **payload);
+/* tx.c. The fault hooks from the configuration: 0 or -ENOMEM. */
+int net_tx_init(struct net_engine *e, const struct sefa_config *cfg);
+void net_tx_fini(struct net_engine *e);
+/*
+ * One datagram built in place: open takes the next slot (flushing a full batch first),
+ * the caller writes the header (and any payload copied in) at hdr and the payload's
+ * iovecs at payload, and queue adds it to the batch. A slot never queued is reused.
+ */
+struct net_tx_slot {
+	uint8_t *hdr;          /* SRD_UD_FRAG_HDR_LEN + NET_INLINE_MAX bytes */
+	struct iovec *payload; /* NET_TX_IOV - 1 iovecs */
+	unsigned k;
+};
+void net_tx_open(struct net_engine *e, struct net_tx_slot *s);
+void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len, unsigned niov,
+                  const struct sockaddr_in *to, unsigned path);
 
-/* peer.c */
-struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa);
-void net_peer_free_all(struct net_engine *e);
+/* ud.c */
+int net_ud_init(struct net_engine *e, const struct sefa_config *cfg);
+void net_ud_fini(struct net_engine *e);
+/* A piece of a UD message arrived at now (locked). 0 with *h and *payload the whole
+ * message when this piece completed it; > 0 when it was kept or dropped (counted); a
+ * wire error. */
+int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
+                 const struct sockaddr_in *from, uint64_t now, struct srd_ud_hdr *h,
+                 const uint8_t **payload);
+
+/* timer.c */
+int net_timer_open(struct net_timer *t);
+void net_timer_close(struct net_timer *t);
+/* Arms the timer for due (UINT64_MAX: nothing), or for park_until while parked. */
+void net_timer_sync(struct net_timer *t, uint64_t due);
+/* The progress thread parks until then (0: it stops parking); sync arms it. */
+void net_timer_park(struct net_timer *t, uint64_t until);
+/* The timer fired: reads it, and nothing is armed now. */
+void net_timer_fired(struct net_timer *t);
+
+/* srd_glue.c */
+int net_srd_start(struct net_engine *e, const struct sefa_config *cfg);
+void net_srd_stop(struct net_engine *e);
+/* Where a data packet's payload may be received in place (see srd_rx_direct), or NULL. */
+uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
+                        const struct srd_data_hdr *h);
+
+/* sched.c */
+void net_sched_init(struct net_sched *s);
+/* The earliest of the SRD core's timers and the held sends' deadline (locked). */
+uint64_t net_sched_due(const struct net_sched *s);
+/* Held sends are due now rather than at their deadline: the application is back. */
+void net_sched_hurry(struct net_sched *s, uint64_t now);
+/* Runs the SRD timers due at now, or sends held sends whose deadline passed, and
+ * pumps (locked); true if either did. */
+bool net_sched_timers(struct net_engine *e, uint64_t now);
+
+/* rx.c */
+int net_rx_init(struct net_engine *e, bool gro);
+void net_rx_fini(struct net_engine *e);
+/* Reads and dispatches pending datagrams without blocking (locked); how many. */
+unsigned net_rx_read(struct net_engine *e, uint64_t now);
+
+/* service.c: one round of progress at now (locked): reads the socket, pumps what that
+ * answered, runs due SRD timers and held sends. What happened, as NET_SERVED_* bits. */
+#define NET_SERVED_RX 1u /* datagrams arrived */
+#define NET_SERVED_TX 2u /* timers ran or held sends left */
+unsigned net_engine_service(struct net_engine *e, uint64_t now);
+
+/* progress.c */
+int net_progress_start(struct net_engine *e);
+/* Stops the thread; false (nothing done) when the engine lock cannot be had for
+ * teardown, so the thread may be blocked for good and cannot be joined. */
+bool net_progress_stop(struct net_engine *e);
 
 #endif

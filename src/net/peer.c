@@ -18,7 +18,7 @@ static unsigned addr_hash(const struct sockaddr_in *sa)
 
 struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockaddr_in *sa)
 {
-	struct net_peer *p = e->peer_hash[addr_hash(sa)];
+	struct net_peer *p = e->peers.hash[addr_hash(sa)];
 
 	for (; p; p = p->hnext)
 		if (p->sa.sin_addr.s_addr == sa->sin_addr.s_addr && p->sa.sin_port == sa->sin_port)
@@ -31,25 +31,25 @@ static int ahn_alloc(struct net_engine *e, struct net_peer *p)
 {
 	unsigned i;
 
-	for (i = 0; i < e->peers_cap; i++)
-		if (!e->peers_by_ahn[i])
+	for (i = 0; i < e->peers.cap; i++)
+		if (!e->peers.by_ahn[i])
 			break;
-	if (i == e->peers_cap) {
-		unsigned ncap = e->peers_cap ? e->peers_cap * 2 : 64;
+	if (i == e->peers.cap) {
+		unsigned ncap = e->peers.cap ? e->peers.cap * 2 : 64;
 		struct net_peer **n;
 
 		if (ncap > NET_AHN_UNKNOWN)
 			ncap = NET_AHN_UNKNOWN;
 		if (i >= ncap)
 			return -ENOSPC;
-		n = realloc(e->peers_by_ahn, ncap * sizeof(*n));
+		n = realloc(e->peers.by_ahn, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
-		memset(n + e->peers_cap, 0, (ncap - e->peers_cap) * sizeof(*n));
-		e->peers_by_ahn = n;
-		e->peers_cap = ncap;
+		memset(n + e->peers.cap, 0, (ncap - e->peers.cap) * sizeof(*n));
+		e->peers.by_ahn = n;
+		e->peers.cap = ncap;
 	}
-	e->peers_by_ahn[i] = p;
+	e->peers.by_ahn[i] = p;
 	p->ahn = (uint16_t)i;
 	return 0;
 }
@@ -131,9 +131,9 @@ struct net_peer *net_peer_get(struct net_engine *e, const uint8_t gid[NET_GID_LE
 		return NULL;
 	}
 	h = addr_hash(&sa);
-	p->hnext = e->peer_hash[h];
-	e->peer_hash[h] = p;
-	e->npeers++;
+	p->hnext = e->peers.hash[h];
+	e->peers.hash[h] = p;
+	e->peers.n++;
 	return p;
 }
 
@@ -144,33 +144,33 @@ void net_peer_put(struct net_engine *e, struct net_peer *p, const void *owner)
 	owner_unref(p, owner);
 	if (--p->refs)
 		return;
-	for (pp = &e->peer_hash[addr_hash(&p->sa)]; *pp; pp = &(*pp)->hnext) {
+	for (pp = &e->peers.hash[addr_hash(&p->sa)]; *pp; pp = &(*pp)->hnext) {
 		if (*pp == p) {
 			*pp = p->hnext;
 			break;
 		}
 	}
-	e->peers_by_ahn[p->ahn] = NULL;
-	e->npeers--;
+	e->peers.by_ahn[p->ahn] = NULL;
+	e->peers.n--;
 	free(p->owners);
 	free(p);
 }
 
 const struct net_peer *net_peer_by_ahn(const struct net_engine *e, uint16_t ahn)
 {
-	return ahn < e->peers_cap ? e->peers_by_ahn[ahn] : NULL;
+	return ahn < e->peers.cap ? e->peers.by_ahn[ahn] : NULL;
 }
 
 void net_peer_free_all(struct net_engine *e)
 {
-	for (unsigned i = 0; i < e->peers_cap; i++) {
-		if (e->peers_by_ahn[i])
-			free(e->peers_by_ahn[i]->owners);
-		free(e->peers_by_ahn[i]);
+	for (unsigned i = 0; i < e->peers.cap; i++) {
+		if (e->peers.by_ahn[i])
+			free(e->peers.by_ahn[i]->owners);
+		free(e->peers.by_ahn[i]);
 	}
-	free(e->peers_by_ahn);
-	e->peers_by_ahn = NULL;
-	e->peers_cap = 0;
-	e->npeers = 0;
-	memset(e->peer_hash, 0, sizeof(e->peer_hash));
+	free(e->peers.by_ahn);
+	e->peers.by_ahn = NULL;
+	e->peers.cap = 0;
+	e->peers.n = 0;
+	memset(e->peers.hash, 0, sizeof(e->peers.hash));
 }

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The progress thread. It exists for the work no application call drives: receiving
- * while the application sleeps in a completion channel or does not call in at all.
- * It blocks in epoll when idle, and keeps off the sockets while the application is
- * polling them itself, because on two cores a second thread taking the same packets
- * only adds a wake-up (~30 us) to every message. The receive socket is registered
- * one-shot; while the application polls, the thread leaves it unarmed and looks again
- * after a back-off that grows to NET_PARK_MAX_NS.
+ * Who makes progress when. While the application polls, its polls do (note_poll
+ * says when one should, net_engine_progress does). The progress thread exists for the
+ * work no application call drives: receiving while the application sleeps in a
+ * completion channel or does not call in at all. It blocks in epoll when idle, and
+ * keeps off the sockets while the application is polling them itself, because on two
+ * cores a second thread taking the same packets only adds a wake-up (~30 us) to every
+ * message. The receive socket is registered one-shot; while the application polls,
+ * the thread leaves it unarmed and looks again after a back-off that grows to
+ * NET_PARK_MAX_NS. Both make progress by one net_engine_service round.
  */
 #include "engine_impl.h"
 
@@ -16,7 +18,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
@@ -32,60 +33,35 @@ static void rx_arm(struct net_engine *e)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u32 = EV_RX};
 
-	if (e->rx_armed)
+	if (e->prog.rx_armed)
 		return;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, e->fds[0], &ev) == 0)
-		e->rx_armed = true;
-}
-
-void net_timer_sync(struct net_engine *e)
-{
-	uint64_t want = atomic_load_explicit(&e->srd_due_ns, memory_order_relaxed);
-	struct itimerspec its;
-
-	/* Parked: the application's polls run the SRD timers; look again at park_until. */
-	if (e->park_until)
-		want = e->park_until;
-	else if (e->defer_until && e->defer_until < want)
-		want = e->defer_until;
-	if (want == e->timer_at)
-		return;
-	memset(&its, 0, sizeof(its));
-	if (want != UINT64_MAX) {
-		/* Absolute on CLOCK_MONOTONIC: the clock sefa_now_ns() reads. 0 disarms. */
-		uint64_t at = want ? want : 1;
-
-		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
-		its.it_value.tv_nsec = (long)(at % 1000000000ull);
-	}
-	timerfd_settime(e->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
-	e->timer_at = want;
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+		e->prog.rx_armed = true;
 }
 
 /* One look at the engine (locked): SRD timers always; the sockets unless the
  * application is serving them itself. */
 static void progress_step(struct net_engine *e)
 {
-	uint64_t last = atomic_load_explicit(&e->last_poll_ns, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed);
 	uint64_t now = sefa_now_ns();
 
-	if (e->armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
-		if (!e->park_until || e->park_until <= now) {
-			e->park_until = now + e->park_backoff_ns;
-			e->park_backoff_ns *= 2;
-			if (e->park_backoff_ns > NET_PARK_MAX_NS)
-				e->park_backoff_ns = NET_PARK_MAX_NS;
+	if (e->prog.armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
+		if (!e->timer.park_until || e->timer.park_until <= now) {
+			net_timer_park(&e->timer, now + e->prog.park_backoff_ns);
+			e->prog.park_backoff_ns *= 2;
+			if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
+				e->prog.park_backoff_ns = NET_PARK_MAX_NS;
 		}
-		net_timer_sync(e);
+		net_timer_sync(&e->timer, net_sched_due(&e->sched));
 		return;
 	}
-	e->park_until = 0;
-	e->park_backoff_ns = NET_PARK_MIN_NS;
-	if (net_engine_rx(e, now))
-		e->stats->c.progress_rx_batches++;
-	net_srd_timers(e, now);
+	net_timer_park(&e->timer, 0);
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+	if (net_engine_service(e, now) & NET_SERVED_RX)
+		net_ctr(e)->progress_rx_batches++;
 	rx_arm(e);
-	net_timer_sync(e);
+	net_timer_sync(&e->timer, net_sched_due(&e->sched));
 }
 
 static void *progress_main(void *arg)
@@ -97,7 +73,7 @@ static void *progress_main(void *arg)
 
 	for (;;) {
 		/* Idle, the thread sleeps for good; only unpublished counters bound it. */
-		int n = epoll_wait(e->epfd, evs, 4, tmo);
+		int n = epoll_wait(e->prog.epfd, evs, 4, tmo);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -107,24 +83,22 @@ static void *progress_main(void *arg)
 			return NULL;
 		}
 		sefa_lock(&e->lock);
-		if (e->stopping) {
+		if (e->prog.stopping) {
 			sefa_unlock(&e->lock);
 			return NULL;
 		}
-		e->stats->c.progress_wakeups++;
+		net_ctr(e)->progress_wakeups++;
 		for (int i = 0; i < n; i++) {
 			switch (evs[i].data.u32) {
 			case EV_WAKE:
-				if (read(e->wakefd, &drain, sizeof(drain)) < 0)
+				if (read(e->prog.wakefd, &drain, sizeof(drain)) < 0)
 					break;
 				break;
 			case EV_TIMER:
-				if (read(e->timerfd, &drain, sizeof(drain)) < 0)
-					break;
-				e->timer_at = UINT64_MAX; /* it fired: nothing is armed now */
+				net_timer_fired(&e->timer);
 				break;
 			case EV_RX:
-				e->rx_armed = false;
+				e->prog.rx_armed = false;
 				break;
 			}
 		}
@@ -143,14 +117,44 @@ static void *progress_main(void *arg)
 	}
 }
 
+bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
+{
+	uint64_t now = sefa_now_ns();
+
+	*nowp = now;
+	atomic_store_explicit(&e->prog.last_poll_ns, now, memory_order_relaxed);
+	return now - atomic_load_explicit(&e->rx.last_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
+	       now >= atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed) ||
+	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
+}
+
+bool net_engine_progress(struct net_engine *e, uint64_t now)
+{
+	unsigned served;
+
+	sefa_lock(&e->lock);
+	/* The application is back: sends held for a batch leave in this round. */
+	net_sched_hurry(&e->sched, now);
+	served = net_engine_service(e, now);
+	if (served & NET_SERVED_RX)
+		net_ctr(e)->inline_rx_batches++;
+	sefa_unlock(&e->lock);
+	return served != 0;
+}
+
+void net_engine_arm_count(struct net_engine *e, int delta)
+{
+	e->prog.armed_cqs += delta;
+}
+
 void net_engine_want_progress(struct net_engine *e)
 {
 	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. */
-	e->park_backoff_ns = NET_PARK_MIN_NS;
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	rx_arm(e);
 	/* The caller is about to sleep: sends held for a batch leave now rather than
 	 * wait for a parked progress thread to look again. */
-	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed))
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed))
 		net_engine_pump(e);
 }
 
@@ -160,33 +164,35 @@ int net_progress_start(struct net_engine *e)
 	sigset_t all, old;
 	int err;
 
-	e->park_backoff_ns = NET_PARK_MIN_NS;
-	e->epfd = epoll_create1(EPOLL_CLOEXEC);
-	e->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	e->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (e->epfd < 0 || e->wakefd < 0 || e->timerfd < 0)
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+	e->prog.epfd = epoll_create1(EPOLL_CLOEXEC);
+	e->prog.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (e->prog.epfd < 0 || e->prog.wakefd < 0)
 		return -errno;
+	err = net_timer_open(&e->timer);
+	if (err)
+		return err;
 	ev.data.u32 = EV_WAKE;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->wakefd, &ev))
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->prog.wakefd, &ev))
 		return -errno;
 	ev.data.u32 = EV_TIMER;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->timerfd, &ev))
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->timer.fd, &ev))
 		return -errno;
 	ev.events = EPOLLIN | EPOLLONESHOT;
 	ev.data.u32 = EV_RX;
-	if (epoll_ctl(e->epfd, EPOLL_CTL_ADD, e->fds[0], &ev))
+	if (epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, e->sock.fds[0], &ev))
 		return -errno;
-	e->rx_armed = true;
+	e->prog.rx_armed = true;
 	/* The thread takes no signal: one meant for the process must reach an application
 	 * thread (whose handler may exit() and tear the engine down), never this one in the
 	 * middle of a step. It inherits the mask it is created with. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&e->thread, NULL, progress_main, e);
+	err = pthread_create(&e->prog.thread, NULL, progress_main, e);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)
 		return -err;
-	e->thread_started = true;
+	e->prog.started = true;
 	return 0;
 }
 
@@ -194,25 +200,24 @@ bool net_progress_stop(struct net_engine *e)
 {
 	uint64_t one = 1;
 
-	if (e->thread_started) {
+	if (e->prog.started) {
 		/* With the lock we know the thread is not inside a step (where it could be
 		 * waiting on a lock of ours): once told, it can only exit, so the join is
 		 * bounded. Without the lock it may never exit: leave it to the process. */
 		if (sefa_lock_teardown(&e->lock))
 			return false;
-		e->stopping = true;
+		e->prog.stopping = true;
 		sefa_unlock(&e->lock);
-		if (write(e->wakefd, &one, sizeof(one)) < 0)
+		if (write(e->prog.wakefd, &one, sizeof(one)) < 0)
 			sefa_log(SEFA_LOG_WARN, "progress thread: wake: %s", strerror(errno));
-		pthread_join(e->thread, NULL);
-		e->thread_started = false;
+		pthread_join(e->prog.thread, NULL);
+		e->prog.started = false;
 	}
-	if (e->epfd >= 0)
-		close(e->epfd);
-	if (e->wakefd >= 0)
-		close(e->wakefd);
-	if (e->timerfd >= 0)
-		close(e->timerfd);
-	e->epfd = e->wakefd = e->timerfd = -1;
+	if (e->prog.epfd >= 0)
+		close(e->prog.epfd);
+	if (e->prog.wakefd >= 0)
+		close(e->prog.wakefd);
+	net_timer_close(&e->timer);
+	e->prog.epfd = e->prog.wakefd = -1;
 	return true;
 }

@@ -86,11 +86,11 @@ static int sock_bind(struct in_addr ip, uint16_t port, uint16_t *bound)
 	return fd;
 }
 
-static void close_range_fds(struct net_engine *e, unsigned n)
+static void close_range_fds(struct net_sock *s, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		close(e->fds[i]);
-		e->fds[i] = -1;
+		close(s->fds[i]);
+		s->fds[i] = -1;
 	}
 }
 
@@ -99,12 +99,12 @@ static void close_range_fds(struct net_engine *e, unsigned n)
  * picks the first port and we try to take the ones after it; on a clash we start over
  * with another ephemeral port, a bounded number of times.
  */
-int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg)
+int net_sock_open_all(struct net_sock *s, unsigned dev_index, const struct sefa_config *cfg)
 {
 	unsigned attempts = cfg->port ? 1 : 64;
-	uint16_t want = cfg->port ? (uint16_t)(cfg->port + e->dev_index * cfg->paths) : 0;
+	uint16_t want = cfg->port ? (uint16_t)(cfg->port + dev_index * cfg->paths) : 0;
 
-	e->npaths = cfg->paths;
+	s->npaths = cfg->paths;
 	for (unsigned a = 0; a < attempts; a++) {
 		uint16_t base = 0, got;
 		unsigned i;
@@ -112,8 +112,8 @@ int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg)
 
 		if (fd < 0)
 			return fd;
-		e->fds[0] = fd;
-		for (i = 1; i < e->npaths; i++) {
+		s->fds[0] = fd;
+		for (i = 1; i < s->npaths; i++) {
 			if ((uint32_t)base + i > 65535) {
 				fd = -EADDRINUSE;
 				break;
@@ -121,41 +121,41 @@ int net_sock_open_all(struct net_engine *e, const struct sefa_config *cfg)
 			fd = sock_bind(cfg->addr, (uint16_t)(base + i), &got);
 			if (fd < 0)
 				break;
-			e->fds[i] = fd;
+			s->fds[i] = fd;
 		}
-		if (i == e->npaths) {
-			for (i = 0; i < e->npaths; i++)
-				sock_tune(e->fds[i], cfg->sock_buf, i == 0);
-			e->base_port = base;
-			e->local.sin_family = AF_INET;
-			e->local.sin_addr = cfg->addr;
-			e->local.sin_port = htons(base);
+		if (i == s->npaths) {
+			for (i = 0; i < s->npaths; i++)
+				sock_tune(s->fds[i], cfg->sock_buf, i == 0);
+			s->base_port = base;
+			s->local.sin_family = AF_INET;
+			s->local.sin_addr = cfg->addr;
+			s->local.sin_port = htons(base);
 			return 0;
 		}
-		close_range_fds(e, i);
+		close_range_fds(s, i);
 		if (fd != -EADDRINUSE)
 			return fd;
 	}
-	sefa_log(SEFA_LOG_ERROR, "no %u free consecutive UDP ports on this address", e->npaths);
+	sefa_log(SEFA_LOG_ERROR, "no %u free consecutive UDP ports on this address", s->npaths);
 	return -EADDRINUSE;
 }
 
-void net_sock_close_all(struct net_engine *e)
+void net_sock_close_all(struct net_sock *s)
 {
-	for (unsigned i = 0; i < e->npaths; i++) {
-		if (e->fds[i] >= 0)
-			close(e->fds[i]);
-		e->fds[i] = -1;
+	for (unsigned i = 0; i < s->npaths; i++) {
+		if (s->fds[i] >= 0)
+			close(s->fds[i]);
+		s->fds[i] = -1;
 	}
 }
 
-void net_offload_setup(struct net_engine *e, bool enable)
+void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro)
 {
 	int one = 1, v = 0;
 	socklen_t len = sizeof(v);
 
 	/* GSO needs nothing set, only a kernel that knows the option (4.18+). */
-	e->gso = enable && getsockopt(e->fds[0], IPPROTO_UDP, UDP_SEGMENT, &v, &len) == 0;
+	*gso = enable && getsockopt(s->fds[0], IPPROTO_UDP, UDP_SEGMENT, &v, &len) == 0;
 	/* GRO hands us up to 64 KiB of same-sized datagrams at once: slots must hold that. */
-	e->gro = enable && setsockopt(e->fds[0], IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	*gro = enable && setsockopt(s->fds[0], IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 }

@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine's side of the SRD core: it owns the core endpoint, feeds it datagrams
- * and time, turns its packets into datagrams (headers from the core, payload straight
- * from the application's memory through the owning endpoint's gather), and routes the
- * core's callbacks to the endpoint (QP) each message belongs to.
+ * The SRD core's callbacks (struct srd_callbacks): it makes the core endpoint with
+ * them and routes each callback to the endpoint (QP) its message belongs to, found by
+ * QP number or by the tag the endpoint gave the message. Datagrams reach the core from
+ * rx.c; its packets leave through the scheduler (sched.c).
  */
 #include "engine_impl.h"
 
 #include <errno.h>
-#include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
-#include "../util/log.h"
 
 static struct net_engine *eng_of(void *user)
 {
@@ -42,7 +40,7 @@ static int cb_rx_claim(void *user, const struct srd_rx_msg *m, void **handle)
 	int status;
 
 	if (!ep || !ep->ops->srd_claim) {
-		e->stats->c.rx_unknown_qpn++;
+		net_ctr(e)->rx_unknown_qpn++;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	rx_info(e, m, &rx);
@@ -68,14 +66,14 @@ static int cb_rx_read(void *user, const struct srd_rx_msg *m, void **cookie)
 	int status;
 
 	if (!ep || !ep->ops->srd_read) {
-		e->stats->c.rx_unknown_qpn++;
+		net_ctr(e)->rx_unknown_qpn++;
 		return SRD_REMOTE_BAD_DEST_QPN;
 	}
 	rx_info(e, m, &rx);
 	status = ep->ops->srd_read(ep, &rx, &tag);
 	*cookie = tag;
 	if (status == SRD_OK)
-		e->stats->c.rdma_read_resp_bytes += m->len;
+		net_ctr(e)->rdma_read_resp_bytes += m->len;
 	return status;
 }
 
@@ -95,9 +93,9 @@ static void cb_rx_done(void *user, void *handle, const struct srd_rx_msg *m)
 
 	rx_info(e, m, &rx);
 	if (m->op == SRD_MSG_SEND)
-		e->stats->c.recv_bytes += m->len;
+		net_ctr(e)->recv_bytes += m->len;
 	else
-		e->stats->c.rdma_write_recv_bytes += m->len;
+		net_ctr(e)->rdma_write_recv_bytes += m->len;
 	tag->ep->ops->srd_done(tag->ep, tag, &rx);
 }
 
@@ -114,7 +112,7 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	struct net_srd_tag *tag = cookie;
 
 	if (status == SRD_LOCAL_UNRESP_REMOTE)
-		eng_of(user)->stats->c.unresp_remote_msgs++;
+		net_ctr(eng_of(user))->unresp_remote_msgs++;
 	tag->ep->ops->srd_tx_done(tag->ep, tag, status);
 }
 
@@ -134,9 +132,9 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	uint64_t seed;
 
 	srd_config_default(&c);
-	c.local_port = e->base_port;
-	c.mss = e->max_datagram - SRD_DATA_HDR_LEN;
-	c.npaths = e->npaths;
+	c.local_port = e->sock.base_port;
+	c.mss = e->sock.max_datagram - SRD_DATA_HDR_LEN;
+	c.npaths = e->sock.npaths;
 	c.peer_timeout_ns = cfg->srd_timeout_ms * 1000000ull;
 	c.rnr_delay_ns = cfg->srd_rnr_delay_us * 1000ull;
 	c.rnr_max_ns = cfg->srd_rnr_max_us * 1000ull;
@@ -148,7 +146,6 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = sefa_now_ns() ^ ((uint64_t)getpid() << 32);
 	e->srd = srd_ep_new(&c, &glue_cb, e, seed);
-	atomic_store(&e->srd_due_ns, UINT64_MAX);
 	return e->srd ? 0 : -ENOMEM;
 }
 
@@ -156,43 +153,6 @@ void net_srd_stop(struct net_engine *e)
 {
 	srd_ep_del(e->srd);
 	e->srd = NULL;
-}
-
-void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const struct srd_msg_desc *d,
-                   struct net_srd_tag *tag)
-{
-	struct net_peer *peer = (struct net_peer *)cpeer;
-
-	if (!peer->srd) {
-		struct srd_addr a = {peer->sa.sin_addr.s_addr, ntohs(peer->sa.sin_port)};
-
-		peer->srd = srd_peer_get(e->srd, &a);
-		if (!peer->srd)
-			return NULL;
-	}
-	/* EFA's per-operation counters (counters.h), counted where the wire takes it. */
-	switch (d->op) {
-	case SRD_MSG_SEND:
-		e->stats->c.send_bytes += d->len;
-		break;
-	case SRD_MSG_READ:
-		e->stats->c.rdma_read_wrs++;
-		e->stats->c.rdma_read_bytes += d->len;
-		break;
-	default:
-		e->stats->c.rdma_write_wrs++;
-		e->stats->c.rdma_write_bytes += d->len;
-		break;
-	}
-	/* Only that peer's own acks will release a send held behind its pipeline. */
-	if (srd_peer_inflight(peer->srd) < NET_TX_DEEP)
-		e->tx_shallow = true;
-	return srd_send(e->srd, peer->srd, d, tag, sefa_now_ns());
-}
-
-void net_srd_cancel(struct net_engine *e, void *msg)
-{
-	srd_msg_cancel(e->srd, msg);
 }
 
 static bool claim_of(void *handle, void *arg)
@@ -205,149 +165,10 @@ void net_srd_forget_claims(struct net_engine *e, struct net_ep *ep)
 	srd_rx_cancel(e->srd, claim_of, ep);
 }
 
-/* Publishes the core's counters beside the engine's. */
-static void copy_stats(struct net_engine *e)
-{
-	const struct srd_stats *s = srd_ep_stats(e->srd);
-	struct net_counters *c = &e->stats->c;
-
-	c->srd_data_tx = s->data_tx;
-	c->srd_data_retx = s->data_retx;
-	c->srd_data_rx = s->data_rx;
-	c->srd_dup_rx = s->data_dup_rx;
-	c->srd_ack_tx = s->ack_tx;
-	c->srd_ack_rx = s->ack_rx;
-	c->srd_rnr_nak_tx = s->rnr_nak_tx;
-	c->srd_rnr_nak_rx = s->rnr_nak_rx;
-	c->srd_err_nak_tx = s->err_nak_tx;
-	c->srd_rto = s->rto_fired;
-	c->srd_fast_lost = s->fast_lost;
-	c->srd_msgs_tx_ok = s->msgs_tx_ok;
-	c->srd_msgs_tx_err = s->msgs_tx_err;
-	c->srd_msgs_rx = s->msgs_rx;
-	c->srd_peer_restarts = s->peer_restarts;
-	c->srd_path_down = s->path_down;
-}
-
-void net_engine_defer_tx(struct net_engine *e)
-{
-	e->stats->c.tx_deferred_wrs++;
-	if (++e->deferred_wrs >= NET_TX_BATCH) {
-		net_engine_pump(e);
-		return;
-	}
-	if (!atomic_load_explicit(&e->tx_deferred, memory_order_relaxed)) {
-		e->defer_until = sefa_now_ns() + NET_DEFER_NS;
-		atomic_store_explicit(&e->tx_deferred, true, memory_order_relaxed);
-		net_timer_sync(e);
-	}
-}
-
-void net_engine_kick_tx(struct net_engine *e)
-{
-	/*
-	 * A lone send leaves at once: that is the latency path. When every send since the
-	 * last pump went to a peer with a deep pipeline, an ack from that peer (or the
-	 * caller's next poll) comes within a round trip, so waiting for it costs nothing
-	 * and lets the burst leave in one sendmmsg, folded by GSO.
-	 */
-	if (!e->tx_shallow)
-		net_engine_defer_tx(e);
-	else
-		net_engine_pump(e);
-}
-
-void net_engine_pump(struct net_engine *e)
-{
-	uint64_t now = sefa_now_ns();
-	struct srd_pkt_out out;
-
-	e->deferred_wrs = 0;
-	e->tx_shallow = false;
-	e->defer_until = 0;
-	atomic_store_explicit(&e->tx_deferred, false, memory_order_relaxed);
-
-	/* Bounded per call: the application gets its thread back; the rest follows. */
-	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
-		struct mmsghdr *m;
-		unsigned k, niov = 1;
-
-		/* The core counts a packet it resends as it hands it out: its bytes count. */
-		if (srd_ep_stats(e->srd)->data_retx != e->stats->c.srd_data_retx) {
-			e->stats->c.srd_data_retx = srd_ep_stats(e->srd)->data_retx;
-			e->stats->c.retrans_bytes += out.hdr_len + out.len;
-		}
-
-		if (e->ntx == NET_TX_BATCH)
-			net_engine_flush(e);
-		k = e->ntx++;
-		memcpy(e->tx_hdr[k], out.hdr, out.hdr_len);
-		e->tx_iov[k][0].iov_base = e->tx_hdr[k];
-		e->tx_iov[k][0].iov_len = out.hdr_len;
-		if (out.len) {
-			struct net_srd_tag *tag = out.cookie;
-			int got = tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
-			                                   &e->tx_iov[k][1], NET_TX_IOV - 1);
-
-			if (got < 0) {
-				/* Its memory is gone: this packet never leaves, the message fails. */
-				e->ntx--;
-				srd_msg_fail(e->srd, out.msg, -got, now);
-				continue;
-			}
-			niov += (unsigned)got;
-		}
-		memset(&e->tx_addr[k], 0, sizeof(e->tx_addr[k]));
-		e->tx_addr[k].sin_family = AF_INET;
-		e->tx_addr[k].sin_addr.s_addr = out.to.ip;
-		e->tx_addr[k].sin_port = htons(out.to.port);
-		e->tx_path[k] = out.path % e->npaths;
-		m = &e->tx_msgs[k];
-		memset(m, 0, sizeof(*m));
-		m->msg_hdr.msg_name = &e->tx_addr[k];
-		m->msg_hdr.msg_namelen = sizeof(e->tx_addr[k]);
-		m->msg_hdr.msg_iov = e->tx_iov[k];
-		m->msg_hdr.msg_iovlen = niov;
-	}
-	if (e->ntx)
-		net_engine_flush(e);
-	copy_stats(e);
-	atomic_store_explicit(&e->srd_due_ns, srd_expiry(e->srd), memory_order_relaxed);
-	net_timer_sync(e);
-}
-
-void net_engine_flush_acks(struct net_engine *e)
-{
-	srd_flush_acks(e->srd);
-	net_engine_pump(e);
-}
-
-bool net_srd_timers(struct net_engine *e, uint64_t now)
-{
-	if (now >= srd_expiry(e->srd)) {
-		srd_handle_expiry(e->srd, now);
-		net_engine_pump(e);
-		return true;
-	}
-	if (atomic_load_explicit(&e->tx_deferred, memory_order_relaxed) && now >= e->defer_until) {
-		net_engine_pump(e);
-		return true;
-	}
-	return false;
-}
-
-int net_srd_input(struct net_engine *e, const uint8_t *pkt, size_t len,
-                  const struct sockaddr_in *from)
-{
-	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
-
-	return srd_read_pkt(e->srd, e->rx_now, &a, pkt, len);
-}
-
 uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
                         const struct srd_data_hdr *h)
 {
-	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
+	struct srd_addr a = net_srd_addr(from);
 	struct srd_rx_msg m;
 	void *cookie = NULL;
 
@@ -371,12 +192,4 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 	default:
 		return NULL;
 	}
-}
-
-int net_srd_input_split(struct net_engine *e, const uint8_t *hdr, size_t hdr_len,
-                        const uint8_t *payload, size_t payload_len, const struct sockaddr_in *from)
-{
-	struct srd_addr a = {from->sin_addr.s_addr, ntohs(from->sin_port)};
-
-	return srd_read_pkt_split(e->srd, e->rx_now, &a, hdr, hdr_len, payload, payload_len);
 }

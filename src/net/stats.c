@@ -38,71 +38,84 @@ static void fold_dead(const char *dir)
 	net_devsum_unlock(lock);
 }
 
-void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
+/*
+ * The stats file, made whole and locked under the temporary name tmp (renamed in once
+ * its header is written): a file under an engine's name is always held by it, so one
+ * nobody holds is a dead process's (counters.h). Never follow a link. Its fd and
+ * *map, or -1 with errno set.
+ */
+static int file_make(const char *tmp, struct net_stats_file **map)
 {
-	char dir[SEFA_PATH_MAX + 16], tmp[SEFA_PATH_MAX + 96], addr[INET_ADDRSTRLEN];
-	void *map;
+	void *m;
 	int fd;
 
-	e->stats = &e->stats_fallback;
-	e->stats_fd = -1;
-	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
-	if (sefa_private_dir(cfg->run_dir) || sefa_private_dir(dir))
-		goto out;
-	snprintf(e->stats_path, sizeof(e->stats_path), "%s/%d.%u", dir, (int)getpid(),
-	         e->dev_index);
-	snprintf(tmp, sizeof(tmp), "%s/.new.%d.%u", dir, (int)getpid(), e->dev_index);
-	fold_dead(dir);
-	/*
-	 * The file is made whole and locked under a temporary name and renamed in: a file
-	 * under an engine's name is always held by it, so one nobody holds is a dead
-	 * process's (counters.h). Never follow a link.
-	 */
 	unlink(tmp);
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		goto out_path;
-	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_file))) {
-		close(fd);
-		unlink(tmp);
-		goto out_path;
-	}
-	map = mmap(NULL, sizeof(struct net_stats_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		close(fd);
-		unlink(tmp);
-		goto out_path;
-	}
-	e->stats = map;
-	e->stats_fd = fd;
-	goto out;
-out_path:
-	sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats_path, strerror(errno));
-	e->stats_path[0] = '\0';
-out:
-	e->stats->pid = (uint32_t)getpid();
-	e->stats->dev_index = e->dev_index;
-	memcpy(e->stats->gid, e->gid, NET_GID_LEN);
-	e->stats->ncounters = net_counter_count;
-	e->stats->version = NET_STATS_VERSION;
-	/* The magic goes last so a reader never sees a half-initialised header as valid. */
-	__atomic_store_n(&e->stats->magic, NET_STATS_MAGIC, __ATOMIC_RELEASE);
-	if (e->stats_fd >= 0 && rename(tmp, e->stats_path)) {
-		sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats_path, strerror(errno));
-		unlink(tmp);
-		e->stats_path[0] = '\0';
-	}
-	/* Where this device's hw_counters are published; init leaves values already there. */
+		return -1;
+	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_file)))
+		goto fail;
+	m = mmap(NULL, sizeof(struct net_stats_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		goto fail;
+	*map = m;
+	return fd;
+fail:
+	close(fd);
+	unlink(tmp);
+	return -1;
+}
+
+/* Where this device's hw_counters are published; init leaves values already there. */
+static void pub_open(struct net_engine *e, const struct sefa_config *cfg)
+{
+	char addr[INET_ADDRSTRLEN];
+
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
-	e->pub_dir[0] = '\0';
-	if (e->stats_path[0] &&
-	    snprintf(e->pub_dir, sizeof(e->pub_dir), "%s/counters/%s/efa_%u", cfg->sysfs_dir, addr,
-	             e->dev_index) < (int)sizeof(e->pub_dir) &&
-	    (sefa_mkdirs(e->pub_dir, 0755) || net_efa_publish_init(e->pub_dir)))
-		e->pub_dir[0] = '\0';
-	e->pub_valid = false;
-	e->pub_mark = 0;
-	e->pub_last_ns = 0;
+	e->stats.pub_dir[0] = '\0';
+	if (e->stats.path[0] &&
+	    snprintf(e->stats.pub_dir, sizeof(e->stats.pub_dir), "%s/counters/%s/efa_%u",
+	             cfg->sysfs_dir, addr, e->dev_index) < (int)sizeof(e->stats.pub_dir) &&
+	    (sefa_mkdirs(e->stats.pub_dir, 0755) || net_efa_publish_init(e->stats.pub_dir)))
+		e->stats.pub_dir[0] = '\0';
+	e->stats.pub_valid = false;
+	e->stats.pub_mark = 0;
+	e->stats.pub_last_ns = 0;
+}
+
+void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
+{
+	char dir[SEFA_PATH_MAX + 16], tmp[SEFA_PATH_MAX + 96];
+	struct net_stats_file *f = &e->stats.fallback;
+
+	e->stats.fd = -1;
+	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
+	if (!sefa_private_dir(cfg->run_dir) && !sefa_private_dir(dir)) {
+		snprintf(e->stats.path, sizeof(e->stats.path), "%s/%d.%u", dir, (int)getpid(),
+		         e->dev_index);
+		snprintf(tmp, sizeof(tmp), "%s/.new.%d.%u", dir, (int)getpid(), e->dev_index);
+		fold_dead(dir);
+		e->stats.fd = file_make(tmp, &f);
+		if (e->stats.fd < 0) {
+			sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats.path,
+			         strerror(errno));
+			e->stats.path[0] = '\0';
+		}
+	}
+	f->pid = (uint32_t)getpid();
+	f->dev_index = e->dev_index;
+	memcpy(f->gid, e->gid, NET_GID_LEN);
+	f->ncounters = net_counter_count;
+	f->version = NET_STATS_VERSION;
+	/* The magic goes last so a reader never sees a half-initialised header as valid. */
+	__atomic_store_n(&f->magic, NET_STATS_MAGIC, __ATOMIC_RELEASE);
+	e->stats.file = f;
+	if (e->stats.fd >= 0 && rename(tmp, e->stats.path)) {
+		sefa_log(SEFA_LOG_INFO, "no stats file at %s: %s", e->stats.path, strerror(errno));
+		unlink(tmp);
+		e->stats.path[0] = '\0';
+	}
+	pub_open(e, cfg);
 }
 
 /* What moves whenever any published counter does (locked). */
@@ -112,7 +125,7 @@ static uint64_t publish_mark(const struct net_engine *e)
 {
 	uint64_t v[NET_EFA_PORT_COUNTERS], sum = 0;
 
-	net_efa_port_values(&e->stats->c, v);
+	net_efa_port_values(&e->stats.file->c, v);
 	for (unsigned i = 0; i < NET_EFA_PORT_COUNTERS; i++)
 		sum += v[i];
 	return sum;
@@ -120,19 +133,19 @@ static uint64_t publish_mark(const struct net_engine *e)
 
 int net_stats_publish_wait(struct net_engine *e, uint64_t now)
 {
-	if (!e->pub_dir[0] || publish_mark(e) == e->pub_mark)
+	if (!e->stats.pub_dir[0] || publish_mark(e) == e->stats.pub_mark)
 		return -1;
-	if (now >= e->pub_last_ns + NET_PUBLISH_NS)
+	if (now >= e->stats.pub_last_ns + NET_PUBLISH_NS)
 		return 0;
-	return (int)((e->pub_last_ns + NET_PUBLISH_NS - now + 999999) / 1000000);
+	return (int)((e->stats.pub_last_ns + NET_PUBLISH_NS - now + 999999) / 1000000);
 }
 
 /* The stats directory: where the engine's own file is. */
 static void stats_dir_of(const struct net_engine *e, char *out, size_t cap)
 {
-	const char *slash = strrchr(e->stats_path, '/');
+	const char *slash = strrchr(e->stats.path, '/');
 
-	snprintf(out, cap, "%.*s", slash ? (int)(slash - e->stats_path) : 0, e->stats_path);
+	snprintf(out, cap, "%.*s", slash ? (int)(slash - e->stats.path) : 0, e->stats.path);
 }
 
 /* Writes the device's sums (the lock held); true when all were written. */
@@ -145,12 +158,12 @@ static bool publish_locked(struct net_engine *e, const char *dir)
 	net_efa_port_values(&sum, v);
 	/* Sums only grow under the lock, so a value unchanged since we wrote it still
 	 * stands: nobody can have written another in between. */
-	if (net_efa_publish(e->pub_dir, v, e->pub_valid ? e->pub_prev : NULL)) {
-		e->pub_valid = false;
+	if (net_efa_publish(e->stats.pub_dir, v, e->stats.pub_valid ? e->stats.pub_prev : NULL)) {
+		e->stats.pub_valid = false;
 		return false;
 	}
-	memcpy(e->pub_prev, v, sizeof(v));
-	e->pub_valid = true;
+	memcpy(e->stats.pub_prev, v, sizeof(v));
+	e->stats.pub_valid = true;
 	return true;
 }
 
@@ -159,21 +172,21 @@ void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark)
 	char dir[SEFA_PATH_MAX + 16];
 	int lock;
 
-	if (!e->pub_dir[0])
+	if (!e->stats.pub_dir[0])
 		return;
 	stats_dir_of(e, dir, sizeof(dir));
 	/* Never wait: another publisher holds it for a moment, and we come back. */
 	lock = net_devsum_lock(dir, 0);
-	e->pub_last_ns = now;
+	e->stats.pub_last_ns = now;
 	if (lock < 0) {
 		/* Busy: again after the period. Any other failure (the directory went, no
 		 * space): given up until our counters move again, never a wakeup loop. */
 		if (lock != -EWOULDBLOCK)
-			e->pub_mark = mark;
+			e->stats.pub_mark = mark;
 		return;
 	}
 	publish_locked(e, dir);
-	e->pub_mark = mark;
+	e->stats.pub_mark = mark;
 	net_devsum_unlock(lock);
 }
 
@@ -194,7 +207,7 @@ static void publish_final(struct net_engine *e)
 	char dir[SEFA_PATH_MAX + 16];
 	int lock = -EWOULDBLOCK;
 
-	if (!e->pub_dir[0])
+	if (!e->stats.pub_dir[0])
 		return;
 	stats_dir_of(e, dir, sizeof(dir));
 	for (int i = 0; i < 200 && lock == -EWOULDBLOCK; i++) {
@@ -210,14 +223,14 @@ static void publish_final(struct net_engine *e)
 
 void net_stats_close(struct net_engine *e)
 {
-	if (e->stats && e->stats != &e->stats_fallback) {
-		munmap(e->stats, sizeof(struct net_stats_file));
+	if (e->stats.file && e->stats.file != &e->stats.fallback) {
+		munmap(e->stats.file, sizeof(struct net_stats_file));
 		/* Unheld, the file is a dead engine's: the publish below folds it into the
 		 * gone sums, or the next to sum does if the lock is busy now. */
-		close(e->stats_fd);
-		e->stats_fd = -1;
-		e->pub_valid = false;
+		close(e->stats.fd);
+		e->stats.fd = -1;
+		e->stats.pub_valid = false;
 		publish_final(e);
 	}
-	e->stats = NULL;
+	e->stats.file = NULL;
 }

@@ -9,15 +9,66 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../util/clock.h"
 #include "../util/log.h"
 
 _Static_assert(NET_TX_BATCH <= 64, "flush tracks the batch in a 64-bit mask");
 
+int net_tx_init(struct net_engine *e, const struct sefa_config *cfg)
+{
+	struct net_fault *f = &e->tx.fault;
+
+	f->drop = cfg->fault_drop;
+	f->dup = cfg->fault_dup;
+	f->reorder = cfg->fault_reorder;
+	f->rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
+	if (f->reorder) {
+		f->held = malloc(e->sock.max_datagram);
+		if (!f->held)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void net_tx_fini(struct net_engine *e)
+{
+	free(e->tx.fault.held);
+	e->tx.fault.held = NULL;
+}
+
+void net_tx_open(struct net_engine *e, struct net_tx_slot *s)
+{
+	if (e->tx.n == NET_TX_BATCH)
+		net_engine_flush(e);
+	s->k = e->tx.n;
+	s->hdr = e->tx.hdr[s->k];
+	s->payload = &e->tx.iov[s->k][1];
+}
+
+void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len, unsigned niov,
+                  const struct sockaddr_in *to, unsigned path)
+{
+	unsigned k = s->k;
+	struct mmsghdr *m = &e->tx.msgs[k];
+
+	e->tx.iov[k][0].iov_base = e->tx.hdr[k];
+	e->tx.iov[k][0].iov_len = hdr_len;
+	e->tx.addr[k] = *to;
+	e->tx.path[k] = path % e->sock.npaths;
+	memset(m, 0, sizeof(*m));
+	m->msg_hdr.msg_name = &e->tx.addr[k];
+	m->msg_hdr.msg_namelen = sizeof(e->tx.addr[k]);
+	m->msg_hdr.msg_iov = e->tx.iov[k];
+	m->msg_hdr.msg_iovlen = niov + 1;
+	e->tx.n = k + 1;
+}
+
 static uint32_t fault_pct(struct net_engine *e)
 {
-	uint64_t *s = &e->fault_rng;
+	uint64_t *s = &e->tx.fault.rng;
 
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
@@ -29,13 +80,13 @@ static void send_one(struct net_engine *e, int fd, struct msghdr *m)
 {
 	ssize_t n = sendmsg(fd, m, 0);
 
-	e->stats->c.tx_syscalls++;
+	net_ctr(e)->tx_syscalls++;
 
 	if (n < 0) {
-		e->stats->c.tx_drops++;
+		net_ctr(e)->tx_drops++;
 	} else {
-		e->stats->c.tx_pkts++;
-		e->stats->c.tx_bytes += (uint64_t)n;
+		net_ctr(e)->tx_pkts++;
+		net_ctr(e)->tx_bytes += (uint64_t)n;
 	}
 }
 
@@ -45,45 +96,45 @@ static void send_one(struct net_engine *e, int fd, struct msghdr *m)
  */
 static void flush_with_faults(struct net_engine *e)
 {
-	for (unsigned i = 0; i < e->ntx; i++) {
-		struct msghdr *m = &e->tx_msgs[i].msg_hdr;
-		int fd = e->fds[e->tx_path[i]];
+	for (unsigned i = 0; i < e->tx.n; i++) {
+		struct msghdr *m = &e->tx.msgs[i].msg_hdr;
+		int fd = e->sock.fds[e->tx.path[i]];
 
-		if (fault_pct(e) < e->fault_drop) {
-			e->stats->c.fault_drops++;
+		if (fault_pct(e) < e->tx.fault.drop) {
+			net_ctr(e)->fault_drops++;
 			continue;
 		}
-		if (e->fault_held_len == 0 && fault_pct(e) < e->fault_reorder) {
+		if (e->tx.fault.held_len == 0 && fault_pct(e) < e->tx.fault.reorder) {
 			size_t off = 0;
 
 			for (size_t k = 0; k < m->msg_iovlen; k++) {
-				memcpy(e->fault_held + off, m->msg_iov[k].iov_base,
+				memcpy(e->tx.fault.held + off, m->msg_iov[k].iov_base,
 				       m->msg_iov[k].iov_len);
 				off += m->msg_iov[k].iov_len;
 			}
-			e->fault_held_len = off;
-			e->fault_held_to = e->tx_addr[i];
-			e->fault_held_path = e->tx_path[i];
-			e->stats->c.fault_reorders++;
+			e->tx.fault.held_len = off;
+			e->tx.fault.held_to = e->tx.addr[i];
+			e->tx.fault.held_path = e->tx.path[i];
+			net_ctr(e)->fault_reorders++;
 			continue;
 		}
 		send_one(e, fd, m);
-		if (fault_pct(e) < e->fault_dup) {
-			e->stats->c.fault_dups++;
+		if (fault_pct(e) < e->tx.fault.dup) {
+			net_ctr(e)->fault_dups++;
 			send_one(e, fd, m);
 		}
-		if (e->fault_held_len) {
-			struct iovec iov = {e->fault_held, e->fault_held_len};
-			struct msghdr hm = {.msg_name = &e->fault_held_to,
-			                    .msg_namelen = sizeof(e->fault_held_to),
+		if (e->tx.fault.held_len) {
+			struct iovec iov = {e->tx.fault.held, e->tx.fault.held_len};
+			struct msghdr hm = {.msg_name = &e->tx.fault.held_to,
+			                    .msg_namelen = sizeof(e->tx.fault.held_to),
 			                    .msg_iov = &iov,
 			                    .msg_iovlen = 1};
 
-			send_one(e, e->fds[e->fault_held_path], &hm);
-			e->fault_held_len = 0;
+			send_one(e, e->sock.fds[e->tx.fault.held_path], &hm);
+			e->tx.fault.held_len = 0;
 		}
 	}
-	e->ntx = 0;
+	e->tx.n = 0;
 }
 
 static size_t msg_bytes(const struct msghdr *m)
@@ -126,7 +177,7 @@ static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cn
 		size_t seg = msg_bytes(h), total = seg;
 		unsigned j = i + 1, niov = (unsigned)h->msg_iovlen;
 
-		while (e->gso && j < cnt && j - i < NET_GSO_SEGS) {
+		while (e->tx.gso && j < cnt && j - i < NET_GSO_SEGS) {
 			const struct msghdr *m = &msgs[j].msg_hdr;
 			size_t len = msg_bytes(m);
 
@@ -148,7 +199,7 @@ static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cn
 		{
 			struct mmsghdr *o = &out[nout];
 			struct cmsghdr *cm;
-			struct iovec *iov = e->gso_iov + iov_used;
+			struct iovec *iov = e->tx.gso_iov + iov_used;
 			unsigned k = 0;
 
 			for (unsigned x = i; x < j; x++)
@@ -160,7 +211,7 @@ static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cn
 			o->msg_hdr.msg_namelen = h->msg_namelen;
 			o->msg_hdr.msg_iov = iov;
 			o->msg_hdr.msg_iovlen = k;
-			o->msg_hdr.msg_control = e->gso_ctrl[nout].buf;
+			o->msg_hdr.msg_control = e->tx.gso_ctrl[nout].buf;
 			o->msg_hdr.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
 			cm = CMSG_FIRSTHDR(&o->msg_hdr);
 			cm->cmsg_level = IPPROTO_UDP;
@@ -177,7 +228,7 @@ static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cn
 /* One sendmmsg per path, for the datagrams of one path in batch order. */
 static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
 {
-	struct net_counters *c = &e->stats->c;
+	struct net_counters *c = net_ctr(e);
 	struct mmsghdr fold[NET_TX_BATCH], *out = msgs;
 	struct tx_unit units[NET_TX_BATCH];
 	unsigned nout = 1, i = 0;
@@ -191,7 +242,7 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 	}
 
 	while (i < nout) {
-		int n = net_sendmmsg(e->fds[path], out + i, nout - i, 0);
+		int n = net_sendmmsg(e->sock.fds[path], out + i, nout - i, 0);
 
 		c->tx_syscalls++;
 		if (n <= 0) {
@@ -205,7 +256,7 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 				sefa_log(SEFA_LOG_INFO,
 				         "UDP GSO refused (%s): sending datagrams singly",
 				         strerror(err));
-				e->gso = false;
+				e->tx.gso = false;
 				send_path(e, path, msgs + units[i].first, units[i].segs);
 				i++;
 				continue;
@@ -234,22 +285,22 @@ void net_engine_flush(struct net_engine *e)
 	struct mmsghdr group[NET_TX_BATCH];
 	uint64_t sent = 0; /* bit i: datagram i is out */
 
-	if (e->fault_drop || e->fault_dup || e->fault_reorder) {
+	if (e->tx.fault.drop || e->tx.fault.dup || e->tx.fault.reorder) {
 		flush_with_faults(e);
 		return;
 	}
-	for (unsigned i = 0; i < e->ntx; i++) {
-		unsigned cnt = 0, path = e->tx_path[i];
+	for (unsigned i = 0; i < e->tx.n; i++) {
+		unsigned cnt = 0, path = e->tx.path[i];
 
 		if (sent >> i & 1)
 			continue;
-		for (unsigned j = i; j < e->ntx; j++) {
-			if (e->tx_path[j] == path && !(sent >> j & 1)) {
-				group[cnt++] = e->tx_msgs[j];
+		for (unsigned j = i; j < e->tx.n; j++) {
+			if (e->tx.path[j] == path && !(sent >> j & 1)) {
+				group[cnt++] = e->tx.msgs[j];
 				sent |= 1ull << j;
 			}
 		}
 		send_path(e, path, group, cnt);
 	}
-	e->ntx = 0;
+	e->tx.n = 0;
 }

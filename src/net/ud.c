@@ -11,42 +11,35 @@
 #include <errno.h>
 #include <string.h>
 
-/* Queues one datagram: hdr_len bytes of header already in tx_hdr[k], then the iovecs. */
-static void queue(struct net_engine *e, unsigned k, size_t hdr_len, const struct net_peer *peer,
-                  const struct iovec *iov, unsigned iovcnt, unsigned path, bool copy)
+int net_ud_init(struct net_engine *e, const struct sefa_config *cfg)
 {
-	struct mmsghdr *m = &e->tx_msgs[k];
-
-	e->tx_iov[k][0].iov_base = e->tx_hdr[k];
-	e->tx_iov[k][0].iov_len = hdr_len;
-	if (copy) {
-		size_t off = hdr_len;
-
-		for (unsigned i = 0; i < iovcnt; i++) {
-			memcpy(e->tx_hdr[k] + off, iov[i].iov_base, iov[i].iov_len);
-			off += iov[i].iov_len;
-		}
-		e->tx_iov[k][0].iov_len = off;
-		iovcnt = 0;
-	} else {
-		for (unsigned i = 0; i < iovcnt; i++)
-			e->tx_iov[k][i + 1] = iov[i];
-	}
-	e->tx_addr[k] = peer->sa;
-	e->tx_path[k] = path % e->npaths;
-	memset(m, 0, sizeof(*m));
-	m->msg_hdr.msg_name = &e->tx_addr[k];
-	m->msg_hdr.msg_namelen = sizeof(e->tx_addr[k]);
-	m->msg_hdr.msg_iov = e->tx_iov[k];
-	m->msg_hdr.msg_iovlen = iovcnt + 1;
+	e->ud.msg_id = 0;
+	e->ud.reasm = srd_reasm_new(NET_UD_REASM_SLOTS, cfg->lim.max_msg_size, NET_UD_REASM_NS);
+	return e->ud.reasm ? 0 : -ENOMEM;
 }
 
-/* A slot in the transmit batch, flushing a full one first. */
-static unsigned tx_slot(struct net_engine *e)
+void net_ud_fini(struct net_engine *e)
 {
-	if (e->ntx == NET_TX_BATCH)
-		net_engine_flush(e);
-	return e->ntx++;
+	srd_reasm_del(e->ud.reasm);
+	e->ud.reasm = NULL;
+}
+
+/* Queues one datagram: hdr_len bytes of header already at the slot's hdr, then the
+ * payload's iovecs, or the payload itself when copy is set. */
+static void queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_len,
+                  const struct net_peer *peer, const struct iovec *iov, unsigned iovcnt,
+                  unsigned path, bool copy)
+{
+	if (copy) {
+		for (unsigned i = 0; i < iovcnt; i++) {
+			memcpy(s->hdr + hdr_len, iov[i].iov_base, iov[i].iov_len);
+			hdr_len += iov[i].iov_len;
+		}
+		iovcnt = 0;
+	} else {
+		memcpy(s->payload, iov, iovcnt * sizeof(*iov));
+	}
+	net_tx_queue(e, s, hdr_len, iovcnt, &peer->sa, path);
 }
 
 /* Bytes [off, off + len) of the iovecs as iovecs of their own; returns their count. */
@@ -80,40 +73,43 @@ int net_send_ud(struct net_engine *e, const struct net_peer *peer, const struct 
 
 	if (iovcnt + 1 > NET_TX_IOV || (copy && h->payload_len > NET_INLINE_MAX))
 		return -EMSGSIZE;
-	hh.src_port = e->base_port; /* our identity, whichever path carries it */
-	e->stats->c.send_bytes += h->payload_len;
-	if (SRD_UD_HDR_LEN + (size_t)h->payload_len <= e->max_datagram) {
-		unsigned k = tx_slot(e);
+	hh.src_port = e->sock.base_port; /* our identity, whichever path carries it */
+	net_ctr(e)->send_bytes += h->payload_len;
+	if (SRD_UD_HDR_LEN + (size_t)h->payload_len <= e->sock.max_datagram) {
+		struct net_tx_slot s;
 
-		srd_ud_encode(e->tx_hdr[k], &hh);
-		queue(e, k, SRD_UD_HDR_LEN, peer, iov, iovcnt, path, copy);
+		net_tx_open(e, &s);
+		srd_ud_encode(s.hdr, &hh);
+		queue(e, &s, SRD_UD_HDR_LEN, peer, iov, iovcnt, path, copy);
 		return 0;
 	}
 	/* In pieces, all on the flow's one path: the receiver knows them by it. */
-	piece = e->max_datagram - SRD_UD_FRAG_HDR_LEN;
+	piece = e->sock.max_datagram - SRD_UD_FRAG_HDR_LEN;
 	f.src_epoch = srd_ep_epoch(e->srd);
-	f.msg_id = e->ud_msg_id++;
+	f.msg_id = e->ud.msg_id++;
 	f.msg_len = h->payload_len;
 	for (uint32_t off = 0; off < f.msg_len; off += piece) {
 		uint32_t n = f.msg_len - off < piece ? f.msg_len - off : piece;
 		struct iovec part[NET_TX_IOV - 1];
-		unsigned k = tx_slot(e);
+		struct net_tx_slot s;
 
+		net_tx_open(e, &s);
 		hh.payload_len = (uint16_t)n;
 		f.offset = (uint16_t)off;
-		srd_ud_frag_encode(e->tx_hdr[k], &hh, &f);
-		queue(e, k, SRD_UD_FRAG_HDR_LEN, peer, part, iov_slice(iov, iovcnt, off, n, part),
+		srd_ud_frag_encode(s.hdr, &hh, &f);
+		queue(e, &s, SRD_UD_FRAG_HDR_LEN, peer, part, iov_slice(iov, iovcnt, off, n, part),
 		      path, copy);
-		e->stats->c.ud_pieces_tx++;
+		net_ctr(e)->ud_pieces_tx++;
 	}
 	return 0;
 }
 
 int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
-                 const struct sockaddr_in *from, struct srd_ud_hdr *h, const uint8_t **payload)
+                 const struct sockaddr_in *from, uint64_t now, struct srd_ud_hdr *h,
+                 const uint8_t **payload)
 {
-	const struct srd_reasm_stats *st = srd_reasm_stats(e->ud_reasm);
-	struct net_counters *c = &e->stats->c;
+	const struct srd_reasm_stats *st = srd_reasm_stats(e->ud.reasm);
+	struct net_counters *c = net_ctr(e);
 	struct srd_ud_hdr ph;
 	struct srd_ud_frag f;
 	struct srd_reasm_src src;
@@ -134,7 +130,7 @@ int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
 	}
 	src.ip = from->sin_addr.s_addr;
 	src.port = from->sin_port;
-	err = srd_reasm_feed(e->ud_reasm, &src, &ph, &f, data, e->rx_now, h, payload);
+	err = srd_reasm_feed(e->ud.reasm, &src, &ph, &f, data, now, h, payload);
 	c->ud_reassembled = st->done;
 	c->ud_reasm_lost = st->timed_out + st->evicted;
 	c->ud_reasm_bad = st->bad;

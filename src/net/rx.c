@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receiving: the socket read in batches (recvmmsg), each buffer split into the
+ * datagrams GRO coalesced into it, each datagram dispatched by type: SRD packets to
+ * the core, UD pieces to be put together (ud.c), UD datagrams to their endpoint.
+ *
+ * And large RDMA datagrams received in place. An RDMA write or read answer names
+ * where its bytes go; once a stream of them arrives, the engine peeks at the next
+ * datagram's header, asks the SRD core whether it is new data it will take (not a
+ * duplicate, inside the window, from the incarnations both sides know) and the QP
+ * where it may land (the checks claim and place make), and then has the kernel copy
+ * the payload straight into that memory: one copy fewer than through a receive slot.
+ * The packet is then processed as any other, its bytes already in place. A late
+ * duplicate can never overwrite newer data: the core says no to it, and it takes the
+ * ordinary path.
+ */
+#include "engine_impl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/clock.h"
+#include "../util/log.h"
+
+int net_rx_init(struct net_engine *e, bool gro)
+{
+	struct net_rx *r = &e->rx;
+
+	r->gro = gro;
+	r->slot = gro ? NET_GRO_SLOT : e->sock.max_datagram;
+	r->buf = malloc((size_t)NET_RX_BATCH * r->slot);
+	if (!r->buf)
+		return -ENOMEM;
+	r->vlen = NET_RX_BATCH;
+	for (unsigned i = 0; i < NET_RX_BATCH; i++) {
+		struct mmsghdr *m = &r->msgs[i];
+
+		r->iov[i].iov_base = r->buf + (size_t)i * r->slot;
+		r->iov[i].iov_len = r->slot;
+		m->msg_hdr.msg_iov = &r->iov[i];
+		m->msg_hdr.msg_iovlen = 1;
+		m->msg_hdr.msg_name = &r->addr[i];
+		m->msg_hdr.msg_namelen = sizeof(r->addr[i]);
+		m->msg_hdr.msg_control = r->ctrl[i].buf;
+		m->msg_hdr.msg_controllen = sizeof(r->ctrl[i].buf);
+	}
+	return 0;
+}
+
+void net_rx_fini(struct net_engine *e)
+{
+	free(e->rx.buf);
+	e->rx.buf = NULL;
+}
+
+/* The segment size of a received len-byte buffer, from its UDP_GRO control message:
+ * len unless GRO coalesced it. */
+static size_t gro_segment(const struct msghdr *mh, size_t len)
+{
+	size_t seg = len;
+
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm;
+	     cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
+		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			if (v > 0 && (size_t)v < len)
+				seg = (size_t)v;
+		}
+	}
+	return seg;
+}
+
+/* A whole UD message, to the endpoint it names. */
+static void rx_ud(struct net_engine *e, const struct srd_ud_hdr *h, const uint8_t *payload,
+                  const struct sockaddr_in *from)
+{
+	struct net_counters *c = net_ctr(e);
+	struct net_ep *ep = e->eps[h->dst_qpn];
+	struct net_rx_info info;
+	struct sockaddr_in src;
+	uint64_t recv_wrs;
+
+	if (!ep) {
+		c->rx_unknown_qpn++;
+		return;
+	}
+	if (!ep->ops->rx_ud) {
+		c->rx_wrong_type++;
+		return;
+	}
+	/* The sender is identified by its source address and the base port it states. */
+	src = *from;
+	src.sin_port = htons(h->src_port);
+	info.hdr = h;
+	info.peer = net_peer_lookup_addr(e, &src);
+	net_gid_encode(src.sin_addr, h->src_port, info.src_gid);
+	recv_wrs = c->recv_wrs;
+	ep->ops->rx_ud(ep, &info, payload, h->payload_len);
+	/* The QP decides whether a receive took the message (none posted: dropped). */
+	if (c->recv_wrs != recv_wrs)
+		c->recv_bytes += h->payload_len;
+}
+
+/* One datagram, by its type: SRD to the core, UD (whole, or once its pieces are). */
+static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
+                        const struct sockaddr_in *from)
+{
+	struct net_counters *c = net_ctr(e);
+	struct srd_ud_hdr h;
+	const uint8_t *payload;
+	struct srd_addr a;
+	int err;
+
+	c->rx_pkts++;
+	c->rx_bytes += len;
+	switch (srd_wire_peek_type(pkt, len)) {
+	case SRD_PKT_DATA:
+	case SRD_PKT_ACK:
+		a = net_srd_addr(from);
+		err = srd_read_pkt(e->srd, e->rx.now, &a, pkt, len);
+		if (!err)
+			return;
+		break;
+	case SRD_PKT_UD_FRAG:
+		/* A piece: on with the message once it is whole (> 0: not yet, or dropped). */
+		err = net_ud_piece(e, pkt, len, from, e->rx.now, &h, &payload);
+		if (err > 0)
+			return;
+		break;
+	default:
+		err = srd_ud_decode(pkt, len, &h, &payload);
+		break;
+	}
+	if (err) {
+		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
+		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);
+		if (err == SRD_ERR_VERSION)
+			c->rx_bad_version++;
+		else
+			c->rx_malformed++;
+		return;
+	}
+	rx_ud(e, &h, payload, from);
+}
+
+/*
+ * One received buffer: a datagram, or with GRO several of one sender, all of the
+ * segment size the control message names but the last, each dispatched on its own.
+ */
+static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const uint8_t *buf,
+                         const struct sockaddr_in *from)
+{
+	size_t len = m->msg_len, seg = gro_segment(&m->msg_hdr, len);
+
+	if (seg == len) {
+		int op = srd_data_peek_opcode(buf, len);
+
+		/* A large RDMA datagram: the next may be received in place (rx_direct). */
+		if (len >= NET_DIRECT_MIN && (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
+			e->rx.direct = true;
+		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
+		return;
+	}
+	net_ctr(e)->rx_gro_batches++;
+	for (size_t off = 0; off < len; off += seg)
+		rx_dispatch(e, buf + off, len - off < seg ? len - off : seg, from);
+}
+
+/*
+ * Peeks at the next datagram, its header into rx.hdr: its whole length, with *h and
+ * *from, when it is a large RDMA one that may be received in place; 0 when it must be
+ * read the ordinary way, -1 when the socket is empty.
+ */
+static ssize_t direct_peek(struct net_engine *e, struct srd_data_hdr *h, struct sockaddr_in *from)
+{
+	union {
+		struct cmsghdr align;
+		uint8_t buf[CMSG_SPACE(sizeof(int))];
+	} ctrl;
+	struct iovec iov = {e->rx.hdr, sizeof(e->rx.hdr)};
+	struct msghdr mh = {.msg_name = from,
+	                    .msg_namelen = sizeof(*from),
+	                    .msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = ctrl.buf,
+	                    .msg_controllen = sizeof(ctrl.buf)};
+	/* MSG_TRUNC: the datagram's whole length, though only its header is copied. */
+	ssize_t n = net_recvmsg(e->sock.fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
+	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx.slot ||
+	    mh.msg_namelen != sizeof(*from) || gro_segment(&mh, (size_t)n) != (size_t)n ||
+	    srd_data_decode_hdr(e->rx.hdr, sizeof(e->rx.hdr), (size_t)n, h) ||
+	    (h->opcode != SRD_OP_WRITE && h->opcode != SRD_OP_READ_RESP))
+		return 0;
+	return n;
+}
+
+/* Receives the next datagram in place if it is a large RDMA one (locked): 1 when it
+ * did, 0 when it must be read the ordinary way, -1 when the socket is empty. */
+static int rx_direct(struct net_engine *e)
+{
+	struct net_counters *c = net_ctr(e);
+	struct sockaddr_in from, peeked_from;
+	uint8_t peeked[SRD_DATA_MAX_HDR];
+	struct srd_data_hdr h;
+	struct iovec iov[2];
+	struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = iov};
+	struct srd_addr a;
+	ssize_t n = direct_peek(e, &h, &peeked_from), got;
+	uint8_t *dst;
+	size_t hl;
+
+	if (n <= 0)
+		return (int)n;
+	hl = srd_data_hdr_len(h.opcode);
+	dst = net_srd_direct(e, &peeked_from, &h);
+	if (!dst)
+		return 0;
+	/* The same datagram: nobody else reads this socket, and we hold the engine lock.
+	 * (A forked child reading its parent's sockets would break that: checked below.) */
+	memcpy(peeked, e->rx.hdr, hl);
+	iov[0] = (struct iovec){e->rx.hdr, hl};
+	iov[1] = (struct iovec){dst, h.payload_len};
+	mh.msg_iovlen = 2;
+	got = net_recvmsg(e->sock.fds[0], &mh, MSG_DONTWAIT);
+	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return -1;
+	e->rx.now = sefa_now_ns();
+	c->rx_pkts++;
+	if (got != n || memcmp(peeked, e->rx.hdr, hl) ||
+	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
+	    from.sin_port != peeked_from.sin_port) {
+		/* Not the datagram peeked at (cannot happen but for another reader of the
+		 * socket): never process it. */
+		c->rx_malformed++;
+		return 1;
+	}
+	c->rx_bytes += (uint64_t)got;
+	c->rx_direct++;
+	a = net_srd_addr(&from);
+	if (srd_read_pkt_split(e->srd, e->rx.now, &a, e->rx.hdr, hl, dst, h.payload_len))
+		c->rx_malformed++;
+	return 1;
+}
+
+/* The socket read in batches until it is empty; how many datagrams. */
+static unsigned rx_batches(struct net_engine *e)
+{
+	unsigned total = 0;
+
+	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
+	for (unsigned batch = 0; batch < 4; batch++) {
+		int n = net_recvmmsg(e->sock.fds[0], e->rx.msgs, e->rx.vlen, MSG_DONTWAIT);
+
+		/*
+		 * After finding the socket empty, ask for one datagram: recvmmsg tries for a
+		 * second before returning, a tenth of a microsecond a ping-pong need not pay.
+		 * Data found right after data means a backlog: ask for a whole batch.
+		 */
+		e->rx.vlen = n > 0 ? NET_RX_BATCH : 1;
+		if (n <= 0)
+			break;             /* EINTR too: the caller polls again */
+		e->rx.now = sefa_now_ns(); /* when these arrived, for the SRD core */
+		for (int i = 0; i < n; i++) {
+			struct mmsghdr *m = &e->rx.msgs[i];
+
+			/* A datagram larger than any valid packet arrives truncated: drop it. */
+			if (m->msg_hdr.msg_flags & MSG_TRUNC ||
+			    m->msg_hdr.msg_namelen != sizeof(struct sockaddr_in)) {
+				net_ctr(e)->rx_pkts++;
+				net_ctr(e)->rx_malformed++;
+				continue;
+			}
+			rx_datagrams(e, m, e->rx.iov[i].iov_base, &e->rx.addr[i]);
+		}
+		/* recvmmsg wrote these back: make them ready for the next call. */
+		for (int i = 0; i < n; i++) {
+			e->rx.msgs[i].msg_hdr.msg_namelen = sizeof(e->rx.addr[i]);
+			e->rx.msgs[i].msg_hdr.msg_controllen = sizeof(e->rx.ctrl[i].buf);
+		}
+		total += (unsigned)n;
+		/* A lone datagram after an empty poll goes straight back to the caller (a
+		 * ping-pong's next call would find nothing); the next poll asks for a batch. */
+		if (n < NET_RX_BATCH)
+			break;
+	}
+	return total;
+}
+
+unsigned net_rx_read(struct net_engine *e, uint64_t now)
+{
+	unsigned total = 0;
+
+	atomic_store_explicit(&e->rx.last_ns, now, memory_order_relaxed);
+	/* While a stream of large RDMA datagrams lasts, each goes straight to its memory. */
+	while (e->rx.direct && total < NET_RX_BATCH) {
+		int r = rx_direct(e);
+
+		if (r < 0)
+			return total; /* nothing waiting */
+		if (r == 0) {
+			e->rx.direct = false; /* something else: the ordinary path */
+			break;
+		}
+		total++;
+	}
+	if (e->rx.direct)
+		return total; /* a whole batch in place: the caller gets its thread back */
+	return total + rx_batches(e);
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The transmit scheduler: when SRD packets leave. The core decides what is due (acks,
+ * data within the window, retransmissions); the scheduler decides when to ask it. A
+ * lone send leaves at once; sends behind a deep pipeline to their peer are held for a
+ * batch (net_engine_kick_tx), and the pump turns the core's packets into datagrams of
+ * the transmit batch, the payload gathered from the owning endpoint's memory.
+ */
+#include "engine_impl.h"
+
+#include <string.h>
+
+#include "../util/clock.h"
+
+void net_sched_init(struct net_sched *s)
+{
+	atomic_store(&s->srd_due_ns, UINT64_MAX);
+	atomic_store(&s->deferred, false);
+	s->deferred_wrs = 0;
+	s->shallow = false;
+	s->defer_until = 0;
+}
+
+uint64_t net_sched_due(const struct net_sched *s)
+{
+	uint64_t due = atomic_load_explicit(&s->srd_due_ns, memory_order_relaxed);
+
+	if (s->defer_until && s->defer_until < due)
+		due = s->defer_until;
+	return due;
+}
+
+void net_sched_hurry(struct net_sched *s, uint64_t now)
+{
+	if (atomic_load_explicit(&s->deferred, memory_order_relaxed))
+		s->defer_until = now;
+}
+
+/* The timer follows every change of the scheduler's deadlines. */
+static void rearm(struct net_engine *e)
+{
+	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+}
+
+void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const struct srd_msg_desc *d,
+                   struct net_srd_tag *tag)
+{
+	struct net_peer *peer = (struct net_peer *)cpeer;
+
+	if (!peer->srd) {
+		struct srd_addr a = net_srd_addr(&peer->sa);
+
+		peer->srd = srd_peer_get(e->srd, &a);
+		if (!peer->srd)
+			return NULL;
+	}
+	/* EFA's per-operation counters (counters.h), counted where the wire takes it. */
+	switch (d->op) {
+	case SRD_MSG_SEND:
+		net_ctr(e)->send_bytes += d->len;
+		break;
+	case SRD_MSG_READ:
+		net_ctr(e)->rdma_read_wrs++;
+		net_ctr(e)->rdma_read_bytes += d->len;
+		break;
+	default:
+		net_ctr(e)->rdma_write_wrs++;
+		net_ctr(e)->rdma_write_bytes += d->len;
+		break;
+	}
+	/* Only that peer's own acks will release a send held behind its pipeline. */
+	if (srd_peer_inflight(peer->srd) < NET_TX_DEEP)
+		e->sched.shallow = true;
+	return srd_send(e->srd, peer->srd, d, tag, sefa_now_ns());
+}
+
+void net_srd_cancel(struct net_engine *e, void *msg)
+{
+	srd_msg_cancel(e->srd, msg);
+}
+
+/* Publishes the core's counters beside the engine's. */
+static void copy_stats(struct net_engine *e)
+{
+	const struct srd_stats *s = srd_ep_stats(e->srd);
+	struct net_counters *c = net_ctr(e);
+
+	c->srd_data_tx = s->data_tx;
+	c->srd_data_retx = s->data_retx;
+	c->srd_data_rx = s->data_rx;
+	c->srd_dup_rx = s->data_dup_rx;
+	c->srd_ack_tx = s->ack_tx;
+	c->srd_ack_rx = s->ack_rx;
+	c->srd_rnr_nak_tx = s->rnr_nak_tx;
+	c->srd_rnr_nak_rx = s->rnr_nak_rx;
+	c->srd_err_nak_tx = s->err_nak_tx;
+	c->srd_rto = s->rto_fired;
+	c->srd_fast_lost = s->fast_lost;
+	c->srd_msgs_tx_ok = s->msgs_tx_ok;
+	c->srd_msgs_tx_err = s->msgs_tx_err;
+	c->srd_msgs_rx = s->msgs_rx;
+	c->srd_peer_restarts = s->peer_restarts;
+	c->srd_path_down = s->path_down;
+}
+
+void net_engine_defer_tx(struct net_engine *e)
+{
+	net_ctr(e)->tx_deferred_wrs++;
+	if (++e->sched.deferred_wrs >= NET_TX_BATCH) {
+		net_engine_pump(e);
+		return;
+	}
+	if (!atomic_load_explicit(&e->sched.deferred, memory_order_relaxed)) {
+		e->sched.defer_until = sefa_now_ns() + NET_DEFER_NS;
+		atomic_store_explicit(&e->sched.deferred, true, memory_order_relaxed);
+		rearm(e);
+	}
+}
+
+void net_engine_kick_tx(struct net_engine *e)
+{
+	/*
+	 * A lone send leaves at once: that is the latency path. When every send since the
+	 * last pump went to a peer with a deep pipeline, an ack from that peer (or the
+	 * caller's next poll) comes within a round trip, so waiting for it costs nothing
+	 * and lets the burst leave in one sendmmsg, folded by GSO.
+	 */
+	if (!e->sched.shallow)
+		net_engine_defer_tx(e);
+	else
+		net_engine_pump(e);
+}
+
+void net_engine_pump(struct net_engine *e)
+{
+	uint64_t now = sefa_now_ns();
+	struct srd_pkt_out out;
+
+	e->sched.deferred_wrs = 0;
+	e->sched.shallow = false;
+	e->sched.defer_until = 0;
+	atomic_store_explicit(&e->sched.deferred, false, memory_order_relaxed);
+
+	/* Bounded per call: the application gets its thread back; the rest follows. */
+	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
+		struct sockaddr_in to = {.sin_family = AF_INET};
+		struct net_tx_slot slot;
+		unsigned niov = 0;
+
+		/* The core counts a packet it resends as it hands it out: its bytes count. */
+		if (srd_ep_stats(e->srd)->data_retx != net_ctr(e)->srd_data_retx) {
+			net_ctr(e)->srd_data_retx = srd_ep_stats(e->srd)->data_retx;
+			net_ctr(e)->retrans_bytes += out.hdr_len + out.len;
+		}
+
+		net_tx_open(e, &slot);
+		memcpy(slot.hdr, out.hdr, out.hdr_len);
+		if (out.len) {
+			struct net_srd_tag *tag = out.cookie;
+			int got = tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
+			                                   slot.payload, NET_TX_IOV - 1);
+
+			if (got < 0) {
+				/* Its memory is gone: this packet never leaves, the message fails. */
+				srd_msg_fail(e->srd, out.msg, -got, now);
+				continue;
+			}
+			niov = (unsigned)got;
+		}
+		to.sin_addr.s_addr = out.to.ip;
+		to.sin_port = htons(out.to.port);
+		net_tx_queue(e, &slot, out.hdr_len, niov, &to, out.path);
+	}
+	if (e->tx.n)
+		net_engine_flush(e);
+	copy_stats(e);
+	atomic_store_explicit(&e->sched.srd_due_ns, srd_expiry(e->srd), memory_order_relaxed);
+	rearm(e);
+}
+
+void net_engine_flush_acks(struct net_engine *e)
+{
+	srd_flush_acks(e->srd);
+	net_engine_pump(e);
+}
+
+bool net_sched_timers(struct net_engine *e, uint64_t now)
+{
+	if (now >= srd_expiry(e->srd)) {
+		srd_handle_expiry(e->srd, now);
+		net_engine_pump(e);
+		return true;
+	}
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed) &&
+	    now >= e->sched.defer_until) {
+		net_engine_pump(e);
+		return true;
+	}
+	return false;
+}

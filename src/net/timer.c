@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The timerfd the progress thread sleeps on. It is armed for the transmit scheduler's
+ * next deadline (an SRD timer, held sends), or, while the thread is parked because the
+ * application polls and runs those itself, for when the thread looks again. Arming
+ * costs a system call, so the armed deadline is remembered and only a new one is set.
+ */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+int net_timer_open(struct net_timer *t)
+{
+	t->armed_at = UINT64_MAX;
+	t->park_until = 0;
+	t->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	return t->fd < 0 ? -errno : 0;
+}
+
+void net_timer_close(struct net_timer *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+void net_timer_sync(struct net_timer *t, uint64_t due)
+{
+	uint64_t want = t->park_until ? t->park_until : due;
+	struct itimerspec its;
+
+	if (want == t->armed_at)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (want != UINT64_MAX) {
+		/* Absolute on CLOCK_MONOTONIC: the clock sefa_now_ns() reads. 0 disarms. */
+		uint64_t at = want ? want : 1;
+
+		its.it_value.tv_sec = (time_t)(at / 1000000000ull);
+		its.it_value.tv_nsec = (long)(at % 1000000000ull);
+	}
+	timerfd_settime(t->fd, TFD_TIMER_ABSTIME, &its, NULL);
+	t->armed_at = want;
+}
+
+void net_timer_park(struct net_timer *t, uint64_t until)
+{
+	t->park_until = until;
+}
+
+void net_timer_fired(struct net_timer *t)
+{
+	uint64_t n;
+
+	if (read(t->fd, &n, sizeof(n)) >= 0)
+		t->armed_at = UINT64_MAX;
+}
