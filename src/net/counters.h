@@ -74,7 +74,9 @@
 	X(retrans_bytes, "bytes of SRD data packets retransmitted, headers included")           \
 	X(unresp_remote_msgs, "SRD messages failed because their peer stopped answering (13)")  \
 	X(rdma_read_wr_err, "RDMA read work requests completed with an error")                  \
-	X(rdma_write_wr_err, "RDMA write work requests completed with an error")
+	X(rdma_write_wr_err, "RDMA write work requests completed with an error")                \
+	X(rx_no_memory, "datagrams dropped: no memory for the state they need (a new peer)")    \
+	X(rx_unknown_peer, "SRD acknowledgements dropped: from an engine we never sent to")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

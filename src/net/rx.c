@@ -106,6 +106,25 @@ static void rx_ud(struct net_engine *e, const struct srd_ud_hdr *h, const uint8_
 }
 
 /* One datagram, by its type: SRD to the core, UD (whole, or once its pieces are). */
+/* A datagram the SRD core or a decoder refused, counted under its reason. */
+static void count_drop(struct net_counters *c, int err)
+{
+	switch (err) {
+	case SRD_ERR_VERSION:
+		c->rx_bad_version++;
+		break;
+	case SRD_ERR_NOMEM:
+		c->rx_no_memory++;
+		break;
+	case SRD_ERR_UNKNOWN_PEER:
+		c->rx_unknown_peer++;
+		break;
+	default: /* SHORT, MAGIC, TYPE, FORMAT */
+		c->rx_malformed++;
+		break;
+	}
+}
+
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
                         const struct sockaddr_in *from)
 {
@@ -138,10 +157,7 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	if (err) {
 		sefa_log(SEFA_LOG_DEBUG, "dropped a %zu-byte datagram from %s:%u: wire error %d",
 		         len, inet_ntoa(from->sin_addr), ntohs(from->sin_port), err);
-		if (err == SRD_ERR_VERSION)
-			c->rx_bad_version++;
-		else
-			c->rx_malformed++;
+		count_drop(c, err);
 		return;
 	}
 	rx_ud(e, &h, payload, from);
@@ -215,6 +231,7 @@ static int rx_direct(struct net_engine *e)
 	ssize_t n = direct_peek(e, &h, &peeked_from), got;
 	uint8_t *dst;
 	size_t hl;
+	int err;
 
 	if (n <= 0)
 		return (int)n;
@@ -244,8 +261,9 @@ static int rx_direct(struct net_engine *e)
 	c->rx_bytes += (uint64_t)got;
 	c->rx_direct++;
 	a = net_srd_addr(&from);
-	if (srd_read_pkt_split(e->srd, e->rx.now, &a, e->rx.hdr, hl, dst, h.payload_len))
-		c->rx_malformed++;
+	err = srd_read_pkt_split(e->srd, e->rx.now, &a, e->rx.hdr, hl, dst, h.payload_len);
+	if (err)
+		count_drop(c, err);
 	return 1;
 }
 

@@ -27,6 +27,7 @@ enum garbage {
 	G_OVERSIZE,
 	G_EMPTY,
 	G_LEN_MISMATCH,
+	G_UNKNOWN_ACK, /* a well-formed SRD ack from an engine nobody sent to */
 	G_COUNT
 };
 
@@ -75,6 +76,11 @@ static size_t make_garbage(enum garbage kind, uint8_t *buf, size_t cap, uint16_t
 		return 0;
 	case G_LEN_MISMATCH:
 		return srd_ud_encode(buf, &h) + 15;
+	case G_UNKNOWN_ACK: {
+		struct srd_ack_hdr a = {.src_port = 9, .src_epoch = 7, .dst_epoch = 7, .cum = 1};
+
+		return srd_ack_encode(buf, &a);
+	}
 	default:
 		return 0;
 	}
@@ -168,6 +174,8 @@ int main(void)
 	CHECK_EQ(st->c.rx_bad_version, sent_kind[G_VERSION]);
 	CHECK_EQ(st->c.rx_unknown_qpn, sent_kind[G_UNKNOWN_QPN]);
 	CHECK_EQ(st->c.rx_bad_qkey, sent_kind[G_BAD_QKEY]);
+	CHECK_EQ(st->c.rx_unknown_peer, sent_kind[G_UNKNOWN_ACK]);
+	CHECK(sent_kind[G_UNKNOWN_ACK] > 0);
 	CHECK_EQ(st->c.recv_wrs, rounds * window);
 	close(fd);
 	end_close(&a);
