@@ -27,6 +27,7 @@
 #include "../srd/ud_reasm.h"
 #include "../util/config.h"
 #include "../util/lock.h"
+#include "../util/rng.h"
 
 /* Older headers lack the UDP offload options (kernels 4.18 and 5.0 have them). */
 #ifndef UDP_SEGMENT
@@ -93,7 +94,7 @@ struct net_stats {
 /* tx.c: the test hooks (SOFTEFA_FAULT_*), percent per datagram. */
 struct net_fault {
 	uint32_t drop, dup, reorder;
-	uint64_t rng;
+	struct sefa_rng rng;
 	uint8_t *held; /* a datagram held back to be sent after the next one */
 	size_t held_len;
 	struct sockaddr_in held_to;

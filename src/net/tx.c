@@ -24,7 +24,7 @@ int net_tx_init(struct net_engine *e, const struct sefa_config *cfg)
 	f->drop = cfg->fault_drop;
 	f->dup = cfg->fault_dup;
 	f->reorder = cfg->fault_reorder;
-	f->rng = cfg->fault_seed ? cfg->fault_seed : sefa_now_ns() | 1;
+	f->rng = sefa_rng_seed(cfg->fault_seed ? cfg->fault_seed : sefa_now_ns());
 	if (f->reorder) {
 		f->held = malloc(e->sock.max_datagram);
 		if (!f->held)
@@ -66,14 +66,10 @@ void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_
 	e->tx.n = k + 1;
 }
 
+/* 0..99, from the one generator of the simulator and the tests (a test hook's). */
 static uint32_t fault_pct(struct net_engine *e)
 {
-	uint64_t *s = &e->tx.fault.rng;
-
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return (uint32_t)(*s % 100);
+	return (uint32_t)sefa_below(&e->tx.fault.rng, 100);
 }
 
 static void send_one(struct net_engine *e, int fd, struct msghdr *m)
