@@ -19,7 +19,7 @@ build_pkgs=(gcc make cmake libibverbs-dev)
 #   nftables         nft (the namespace tests' link loss)
 #   procps           sysctl (the namespace fabric's rp_filter)
 #   gzip             zcat (pyverbs' compressed test files)
-#   binutils         objdump (symbols.sh)
+#   binutils         objdump (symbols.sh), nm (tests/arch/shape.py)
 #   git, clang-format  make format-check (git ls-files, clang-format)
 #   valgrind         failing_open.sh (libfabric's failing open, memory checked)
 # Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd) are
