@@ -42,8 +42,6 @@ SEFA_EXPORT struct ibv_qp *sefa_efadv_create_driver_qp(struct ibv_pd *ibvpd,
                                                        uint32_t driver_qp_type)
 {
 	struct efadv_qp_init_attr a = {.driver_qp_type = driver_qp_type};
-	struct ibv_qp_init_attr_ex ex;
-	struct ibv_qp *qp;
 
 	if (!ibvpd || !sefa_is_our_context(ibvpd->context)) {
 		errno = EOPNOTSUPP;
@@ -57,14 +55,7 @@ SEFA_EXPORT struct ibv_qp *sefa_efadv_create_driver_qp(struct ibv_pd *ibvpd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	memset(&ex, 0, sizeof(ex));
-	memcpy(&ex, attr, sizeof(*attr));
-	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
-	ex.pd = ibvpd;
-	qp = sefa_qp_create(ibvpd->context, &ex, &a);
-	if (qp)
-		memcpy(attr, &ex, sizeof(*attr));
-	return qp;
+	return sefa_qp_create_basic(ibvpd, attr, &a);
 }
 
 SEFA_EXPORT struct efadv_qp *sefa_efadv_qp_from_ibv_qp_ex(struct ibv_qp_ex *ibvqpx)

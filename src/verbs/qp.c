@@ -232,23 +232,29 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	return ibqp;
 }
 
-SEFA_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+struct ibv_qp *sefa_qp_create_basic(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+                                    const struct efadv_qp_init_attr *efa)
 {
 	struct ibv_qp_init_attr_ex ex;
 	struct ibv_qp *qp;
 
-	if (!pd || !sefa_is_our_context(pd->context) || attr->qp_type != IBV_QPT_UD) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	qp = sefa_qp_create(pd->context, &ex, NULL);
+	qp = sefa_qp_create(pd->context, &ex, efa);
 	if (qp)
-		attr->cap = ex.cap;
+		attr->cap = ex.cap; /* the only field creation writes back */
 	return qp;
+}
+
+SEFA_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	if (!pd || !sefa_is_our_context(pd->context) || attr->qp_type != IBV_QPT_UD) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return sefa_qp_create_basic(pd, attr, NULL);
 }
 
 struct ibv_qp *sefa_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)

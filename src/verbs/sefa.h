@@ -480,6 +480,10 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *ctx, struct ibv_cq_init_att
 /* qp.c */
 struct ibv_qp *sefa_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
                               const struct efadv_qp_init_attr *efa);
+/* The same from the classic ibv_qp_init_attr (ibv_create_qp, efadv_create_driver_qp):
+ * the PD is the attributes' and the granted capacities go back into attr->cap. */
+struct ibv_qp *sefa_qp_create_basic(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+                                    const struct efadv_qp_init_attr *efa);
 void sefa_qp_flush(struct sefa_qp *qp);
 
 /* recv.c (locked): the oldest posted receive, taken off the ring; the ring must not be
