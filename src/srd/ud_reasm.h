@@ -47,6 +47,7 @@ struct srd_reasm;
 
 /* slots messages under way at most, each at most max_msg bytes. NULL: out of memory. */
 struct srd_reasm *srd_reasm_new(unsigned slots, uint32_t max_msg, uint64_t timeout_ns);
+/* Frees it and every message under way. */
 void srd_reasm_del(struct srd_reasm *r);
 
 /*

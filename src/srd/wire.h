@@ -58,7 +58,8 @@ struct srd_ud_frag {
 
 /* Writes the header of a piece (payload_len in h is the piece's); returns its length. */
 size_t srd_ud_frag_encode(uint8_t *buf, const struct srd_ud_hdr *h, const struct srd_ud_frag *f);
-/* Decodes a whole piece: 0 and *payload (h->payload_len bytes), or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
+/* Decodes a whole piece: 0 and *payload (h->payload_len bytes), or an srd_err
+ * (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, struct srd_ud_frag *f,
                        const uint8_t **payload);
 
@@ -116,7 +117,10 @@ static inline size_t srd_data_hdr_len(uint8_t opcode)
 	return opcode == SRD_OP_SEND ? SRD_DATA_HDR_LEN : SRD_DATA_MAX_HDR;
 }
 
+/* Writes a data header (srd_data_hdr_len(h->opcode) bytes); returns its length. */
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h);
+/* Decodes a whole data packet: 0 and *payload (h->payload_len bytes), or an srd_err
+ * (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h,
                     const uint8_t **payload);
 /* A data packet's opcode, from its first bytes only (no checks beyond type and length);
@@ -125,6 +129,7 @@ int srd_data_peek_opcode(const uint8_t *pkt, size_t len);
 /*
  * The same from the first avail bytes of a len-byte datagram (at least its header,
  * srd_data_hdr_len() of its opcode): the payload is somewhere else, or not read yet.
+ * 0, or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT).
  */
 int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd_data_hdr *h);
 
@@ -162,10 +167,13 @@ struct srd_ack_hdr {
 	struct srd_nak nak[SRD_ACK_MAX_NAK];
 };
 
+/* Writes an ack (its length depends on its SACK and NAK counts); returns its length. */
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h);
+/* Decodes an ack: 0, or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h);
 
-/* Reads the common prefix. Returns the packet type (> 0) or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
+/* Reads the common prefix. Returns the packet type (> 0) or an srd_err (SRD_ERR_SHORT,
+ * _MAGIC, _VERSION, _TYPE). */
 int srd_wire_peek_type(const uint8_t *pkt, size_t len);
 
 /* Writes the UD header into buf (at least SRD_UD_HDR_LEN bytes); returns its length. */
@@ -173,7 +181,8 @@ size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h);
 
 /*
  * Decodes a whole UD datagram. On success returns 0 and sets *payload to the bytes
- * after the header (exactly h->payload_len of them). Returns an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT) otherwise.
+ * after the header (exactly h->payload_len of them). Returns an srd_err (SRD_ERR_SHORT …
+ * SRD_ERR_FORMAT) otherwise.
  */
 int srd_ud_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, const uint8_t **payload);
 
