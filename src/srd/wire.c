@@ -30,6 +30,22 @@ static inline uint32_t get32(const uint8_t *p)
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
+bool srd_wire_refusal(uint8_t status)
+{
+	switch (status) {
+	case SRD_REMOTE_BAD_ADDRESS:
+	case SRD_REMOTE_ABORT:
+	case SRD_REMOTE_BAD_DEST_QPN:
+	case SRD_REMOTE_RNR:
+	case SRD_REMOTE_BAD_LENGTH:
+	case SRD_LOCAL_UNRESP_REMOTE:
+	case SRD_REMOTE_UNKNOWN_PEER:
+		return true;
+	default:
+		return false;
+	}
+}
+
 int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 {
 	if (len < 4)
@@ -244,7 +260,8 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 	/* A read request carries no bytes; a refused read answer neither. Only answers
 	 * carry a status or a request number. */
 	if ((h->opcode == SRD_OP_READ_REQ && h->payload_len) ||
-	    (h->opcode == SRD_OP_READ_RESP && h->status && h->payload_len) ||
+	    (h->opcode == SRD_OP_READ_RESP && h->status &&
+	     (h->payload_len || h->status == SRD_REMOTE_RNR || !srd_wire_refusal(h->status))) ||
 	    (h->opcode != SRD_OP_READ_RESP && (h->status || h->read_msn)))
 		return SRD_ERR_FORMAT;
 	/* The payload lies inside the message; only an empty message (or a read request,
@@ -336,7 +353,7 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	for (unsigned i = 0; i < h->nnak; i++, p += 8) {
 		h->nak[i].psn = get32(p);
 		h->nak[i].status = p[4];
-		if (p[5] || p[6] || p[7] || h->nak[i].status == 0)
+		if (p[5] || p[6] || p[7] || !srd_wire_refusal(h->nak[i].status))
 			return SRD_ERR_FORMAT;
 	}
 	return 0;

@@ -9,6 +9,7 @@
 #ifndef SOFTEFA_SRD_WIRE_H
 #define SOFTEFA_SRD_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -171,6 +172,13 @@ struct srd_ack_hdr {
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h);
 /* Decodes an ack: 0, or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h);
+
+/*
+ * Is status one a responder refuses a packet with (a NAK's, or, but for RNR, a refused
+ * read answer's)? The decoders drop a packet naming any other: a sender's completion
+ * status comes from it, and must be one the protocol sends (docs/wire.md).
+ */
+bool srd_wire_refusal(uint8_t status);
 
 /* Reads the common prefix. Returns the packet type (> 0) or an srd_err (SRD_ERR_SHORT,
  * _MAGIC, _VERSION, _TYPE). */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* The UD wire codec: round trips, and every malformed form rejected. */
+/* The wire codec: UD round trips and every malformed form rejected; the statuses SRD
+ * acks and read answers may carry. */
 #include "../../src/srd/wire.h"
 #include "../../src/util/rng.h"
 #include "check.h"
@@ -157,6 +158,52 @@ static void test_piece(void)
 	CHECK_EQ(srd_ud_frag_decode(buf, SRD_UD_FRAG_HDR_LEN, &d, &g, &payload), SRD_ERR_FORMAT);
 }
 
+/* The statuses a responder refuses with, and no other, travel in NAKs and answers. */
+static bool sent_by_protocol(unsigned st)
+{
+	return st == SRD_REMOTE_BAD_ADDRESS || st == SRD_REMOTE_ABORT ||
+	       st == SRD_REMOTE_BAD_DEST_QPN || st == SRD_REMOTE_RNR ||
+	       st == SRD_REMOTE_BAD_LENGTH || st == SRD_LOCAL_UNRESP_REMOTE ||
+	       st == SRD_REMOTE_UNKNOWN_PEER;
+}
+
+static void test_statuses(void)
+{
+	uint8_t buf[SRD_MAX_HDR];
+	struct srd_ack_hdr a = {.src_port = 4791, .src_epoch = 5, .dst_epoch = 6, .nnak = 1};
+	struct srd_data_hdr d = {.src_port = 4791,
+	                         .src_epoch = 5,
+	                         .dst_epoch = 6,
+	                         .opcode = SRD_OP_READ_RESP,
+	                         .msg_len = 4096,
+	                         .read_msn = 3};
+
+	for (unsigned st = 0; st < 256; st++) {
+		struct srd_ack_hdr ga;
+		struct srd_data_hdr gd;
+		const uint8_t *payload;
+		size_t n;
+
+		a.nak[0] = (struct srd_nak){.psn = 77, .status = (uint8_t)st};
+		n = srd_ack_encode(buf, &a);
+		CHECK_EQ(srd_wire_refusal((uint8_t)st), sent_by_protocol(st));
+		if (sent_by_protocol(st)) {
+			CHECK_EQ(srd_ack_decode(buf, n, &ga), 0);
+			CHECK_EQ(ga.nak[0].status, st);
+		} else {
+			/* 0x78 once became a completion's vendor_err 120: never again. */
+			CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
+		}
+		/* A refused read's answer: any refusal but RNR (a read is refused by NAK). */
+		d.status = (uint8_t)st;
+		n = srd_data_encode(buf, &d);
+		if (st == 0 || st == SRD_REMOTE_RNR || !sent_by_protocol(st))
+			CHECK(srd_data_decode(buf, n, &gd, &payload) != 0 || st == 0);
+		else
+			CHECK_EQ(srd_data_decode(buf, n, &gd, &payload), 0);
+	}
+}
+
 int main(void)
 {
 	test_roundtrip();
@@ -164,5 +211,6 @@ int main(void)
 	test_malformed();
 	test_random();
 	test_piece();
+	test_statuses();
 	return check_report("test_wire");
 }
