@@ -76,7 +76,8 @@
 	X(rdma_read_wr_err, "RDMA read work requests completed with an error")                  \
 	X(rdma_write_wr_err, "RDMA write work requests completed with an error")                \
 	X(rx_no_memory, "datagrams dropped: no memory for the state they need (a new peer)")    \
-	X(rx_unknown_peer, "SRD acknowledgements dropped: from an engine we never sent to")
+	X(rx_unknown_peer, "SRD acknowledgements dropped: from an engine we never sent to")     \
+	X(srd_ack_invalid_rx, "SRD acknowledgements dropped: naming packets never sent")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

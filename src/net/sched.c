@@ -101,6 +101,7 @@ static void copy_stats(struct net_engine *e)
 	c->srd_msgs_rx = s->msgs_rx;
 	c->srd_peer_restarts = s->peer_restarts;
 	c->srd_path_down = s->path_down;
+	c->srd_ack_invalid_rx = s->ack_invalid_rx;
 }
 
 void net_engine_defer_tx(struct net_engine *e)

@@ -505,6 +505,29 @@ void sim_host_pump(struct sim *s, struct sim_host *h)
 	reschedule(s, h);
 }
 
+int sim_forge(struct sim *s, int from, int to, uint32_t path, const uint8_t *bytes, uint32_t len)
+{
+	struct sim_host *h, *dst;
+	struct sim_pkt *pk;
+
+	if (from < 0 || from >= s->nhosts || to < 0 || to >= s->nhosts)
+		return -1;
+	h = &s->hosts[from];
+	dst = &s->hosts[to];
+	if (h->uplink < 0 || !(pk = sim_pkt_alloc(s, len)))
+		return -1;
+	memcpy(pk->bytes, bytes, len);
+	pk->id = s->host_pkts_sent++;
+	pk->sent_ns = s->now;
+	pk->src_ip = h->ip;
+	pk->dst_ip = dst->ip;
+	pk->sport = (uint16_t)(SIM_BASE_PORT + path);
+	pk->dport = (uint16_t)SIM_BASE_PORT;
+	trace_pkt(s, "forge", pk);
+	sim_chan_send(s, h->uplink, pk);
+	return 0;
+}
+
 void sim_host_receive(struct sim *s, struct sim_host *h, struct sim_pkt *pk)
 {
 	struct srd_addr from = {pk->src_ip, pk->sport};

@@ -178,6 +178,13 @@ struct sim_wire {
 typedef bool (*sim_filter_fn)(void *arg, const struct sim_wire *w, uint64_t *hold_ns);
 void sim_set_filter(struct sim *s, sim_filter_fn fn, void *arg);
 
+/*
+ * An attacker's datagram: `bytes` leave host `from`'s uplink now, from its address and
+ * path's source port, to host `to`'s base port, as if its endpoint had sent them (the
+ * filter never sees it). 0, or -1 for a bad host or no memory.
+ */
+int sim_forge(struct sim *s, int from, int to, uint32_t path, const uint8_t *bytes, uint32_t len);
+
 /* Called for every operation as it completes (fabric studies measure here). */
 void sim_on_done(struct sim *s, void (*fn)(void *arg, const struct sim_op *op), void *arg);
 

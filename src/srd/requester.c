@@ -818,6 +818,21 @@ static bool ack_current(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_
 	return !tx->peer_epoch || tx->peer_epoch == a->src_epoch;
 }
 
+/*
+ * An ack names only PSNs we sent: a cumulative point or a SACK run beyond next_psn
+ * proves it was never our peer's, and believing it would complete messages as
+ * delivered that were not. Such an ack is dropped whole.
+ */
+static bool ack_plausible(const struct srd_tx *tx, const struct srd_ack_hdr *a)
+{
+	if (psn_lt(tx->next_psn, a->cum))
+		return false;
+	for (unsigned i = 0; i < a->nsack; i++)
+		if (psn_lt(tx->next_psn, a->sack[i].start + a->sack[i].len))
+			return false;
+	return true;
+}
+
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
@@ -828,6 +843,10 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 
 	if (!ack_current(p, a, now))
 		return;
+	if (!ack_plausible(tx, a)) {
+		p->ep->stats.ack_invalid_rx++;
+		return;
+	}
 	srd_tx_learn_epoch(p, a->src_epoch);
 	rtt = echo_sample(p, a->echo_psn, now);
 	for (unsigned i = 0; i < a->nnak; i++)

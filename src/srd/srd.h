@@ -279,6 +279,7 @@ struct srd_stats {
 	uint64_t hello_rx;          /* data from senders not yet knowing us: not taken */
 	uint64_t msgs_abandoned_rx; /* partly received, then given up by their sender */
 	uint64_t msgs_silent_rx;    /* partly received, then their sender fell silent */
+	uint64_t ack_invalid_rx;    /* acks naming PSNs never sent: dropped whole */
 };
 /* The endpoint's counters, live (valid until srd_ep_del). */
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);

@@ -627,6 +627,63 @@ static void test_rdma_errors(void)
 	sim_free(s);
 }
 
+/* The forger's view: host 1's first real ack, then host 0's data it keeps from host 1. */
+struct forger {
+	struct sim *s;
+	int phase; /* 0: waiting for an ack; 1: dropping data; 2: forged, hands off */
+	uint8_t ack[SRD_MAX_HDR];
+	uint32_t ack_len, dropped;
+};
+
+static bool forge_ahead(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct forger *f = arg;
+	struct srd_ack_hdr a;
+	uint8_t buf[SRD_MAX_HDR];
+
+	(void)hold_ns;
+	if (f->phase == 0 && w->from == 1 && srd_wire_peek_type(w->bytes, w->len) == SRD_PKT_ACK &&
+	    w->len <= sizeof(f->ack)) {
+		memcpy(f->ack, w->bytes, w->len);
+		f->ack_len = w->len;
+		f->phase = 1;
+		return false;
+	}
+	if (f->phase != 1 || w->from != 0 || srd_wire_peek_type(w->bytes, w->len) != SRD_PKT_DATA)
+		return false;
+	if (++f->dropped == 8) {
+		/* Everything host 0 has in flight "acknowledged" by a cumulative point far
+		 * past anything it sent, in an ack that is host 1's in every other byte. */
+		REQUIRE(srd_ack_decode(f->ack, f->ack_len, &a) == 0);
+		a.cum += 100000;
+		a.nsack = 0;
+		a.nnak = 0;
+		REQUIRE(sim_forge(f->s, 1, 0, 0, buf, (uint32_t)srd_ack_encode(buf, &a)) == 0);
+		f->phase = 2;
+	}
+	return true;
+}
+
+/* A forged ack naming PSNs never sent completes nothing: it is dropped and counted, and
+ * the packets it claimed are sent again and delivered, each message exactly once. */
+static void test_forged_ack(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(21, &c);
+	struct forger f = {.s = s};
+
+	sim_set_filter(s, forge_ahead, &f);
+	for (int i = 0; i < 20; i++)
+		post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(f.phase, 2);
+	for (uint32_t i = 0; i < 20; i++)
+		CHECK_EQ(op_at(s, i)->status, SRD_OK);
+	CHECK_EQ(ep_stats(s, 0)->ack_invalid_rx, 1);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
+}
+
 int main(void)
 {
 	test_basic();
@@ -644,5 +701,6 @@ int main(void)
 	test_low_latency_class();
 	test_rdma();
 	test_rdma_errors();
+	test_forged_ack();
 	return check_report("test_srd_core");
 }
