@@ -7,6 +7,9 @@
 # both alike. Prints each build's median and spread (min..max) and the ratio B/A of the
 # medians; a ratio inside both spreads is noise. Records the CPU, as every report does.
 #   bench/ab.sh BUILD_A BUILD_B [ROUNDS]     (ROUNDS: 5)
+# AB_ENV_A and AB_ENV_B (space-separated VAR=value words) set a side's environment, so
+# one build can be compared with itself under two settings:
+#   AB_ENV_A=SOFTEFA_AUTH=0 bench/ab.sh build build     (the cost of authentication)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 a=$(cd "${1:?build A}" && pwd)
@@ -23,20 +26,20 @@ for ((r = 1; r <= rounds; r++)); do
 	echo "ab: round $r of $rounds" >&2
 	for m in "${measures[@]}"; do
 		for side in A B; do
-			build=$a
-			[ $side = B ] && build=$b
+			build=$a envs=${AB_ENV_A:-}
+			[ $side = B ] && build=$b envs=${AB_ENV_B:-}
 			SOFTEFA=$build/bin/softefa
 			port=$((port + 1))
-			# shellcheck disable=SC2086 # the measure's words
-			v=$(${m#*:})
+			# shellcheck disable=SC2086 # the measure's words, the side's VAR=value words
+			v=$(for kv in $envs; do export "${kv?}"; done; ${m#*:})
 			echo "${m%%:*} $side ${v:-nan}" >>"$out/values"
 		done
 	done
 done
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-echo "A: $a"
-echo "B: $b"
+echo "A: $a ${AB_ENV_A:-}"
+echo "B: $b ${AB_ENV_B:-}"
 echo "CPU: $cpu, $(nproc) cores, $(uname -r); $rounds rounds, medians (min..max)"
 echo "(lat: microseconds, lower is better; bw: Gbit/s, higher is better)"
 awk '

@@ -7,7 +7,7 @@
 #   scripts/deps.sh bench   build + what the benchmarks plot with
 set -euo pipefail
 
-build_pkgs=(gcc make cmake libibverbs-dev)
+build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 # Every tool the tests (tests/**, the Makefile's test path) call, by package:
 #   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong
 #   perftest         ib_send_lat/bw, ib_read_lat/bw

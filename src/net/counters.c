@@ -77,7 +77,8 @@ void net_efa_port_values(const struct net_counters *c, uint64_t v[NET_EFA_PORT_C
 	/* Datagrams the device threw away on receive, for whatever reason. */
 	v[i++] = c->rx_malformed + c->rx_bad_version + c->rx_unknown_qpn + c->rx_bad_qkey +
 	         c->rx_bad_state + c->rx_wrong_type + c->ud_rx_no_wqe + c->rx_no_memory +
-	         c->rx_unknown_peer;
+	         c->rx_unknown_peer + c->rx_bad_auth + c->rx_replayed + c->rx_spoofed +
+	         c->rx_auth_mismatch;
 	v[i++] = c->send_bytes;
 	v[i++] = c->send_wrs > rdma ? c->send_wrs - rdma : 0;
 	v[i++] = c->recv_bytes;

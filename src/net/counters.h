@@ -77,7 +77,11 @@
 	X(rdma_write_wr_err, "RDMA write work requests completed with an error")                \
 	X(rx_no_memory, "datagrams dropped: no memory for the state they need (a new peer)")    \
 	X(rx_unknown_peer, "SRD acknowledgements dropped: from an engine we never sent to")     \
-	X(srd_ack_invalid_rx, "SRD acknowledgements dropped: naming packets never sent")
+	X(srd_ack_invalid_rx, "SRD acknowledgements dropped: naming packets never sent")        \
+	X(rx_bad_auth, "datagrams dropped: their authentication tag fails (forged, corrupt)")   \
+	X(rx_replayed, "datagrams dropped: authentic, but seen before or from a past sender")   \
+	X(rx_spoofed, "datagrams dropped: naming an engine whose ports they did not come from") \
+	X(rx_auth_mismatch, "datagrams dropped: authenticated where auth is off, or not at all")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -6,8 +6,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "../util/log.h"
+#include "../util/secret.h"
 
 static struct sefa_lock engines_lock = SEFA_LOCK_INITIALIZER;
 static struct net_engine *engines[SEFA_MAX_DEVICES];
@@ -18,6 +20,7 @@ static bool engine_free(struct net_engine *e)
 	if (!net_progress_stop(e))
 		return false;
 	net_srd_stop(e);
+	srd_auth_del(e->auth);
 	net_tx_fini(e);
 	net_ud_fini(e);
 	net_stats_close(e);
@@ -28,6 +31,34 @@ static bool engine_free(struct net_engine *e)
 	sefa_lock_destroy(&e->lock);
 	free(e);
 	return true;
+}
+
+/*
+ * The authenticator, keyed by the user's secret and this engine's identity; its salt
+ * (random per engine) keeps this incarnation's key stream apart from every other's.
+ */
+static int auth_start(struct net_engine *e, const struct sefa_config *cfg)
+{
+	struct srd_addr self = {e->sock.local.sin_addr.s_addr, e->sock.base_port};
+	uint8_t secret[SEFA_SECRET_LEN];
+	uint64_t salt;
+	int err;
+
+	if (!cfg->auth) {
+		sefa_log(SEFA_LOG_INFO, "efa_%u: SOFTEFA_AUTH=0: datagrams are not authenticated",
+		         e->dev_index);
+		return 0;
+	}
+	err = sefa_secret_load(cfg, secret);
+	if (err)
+		return err;
+	if (getrandom(&salt, sizeof(salt), 0) != sizeof(salt)) {
+		memset(secret, 0, sizeof(secret));
+		return -EIO;
+	}
+	e->auth = srd_auth_new(secret, &self, salt);
+	memset(secret, 0, sizeof(secret));
+	return e->auth ? 0 : -ENOMEM;
 }
 
 static int engine_create(unsigned dev_index, struct net_engine **out)
@@ -45,8 +76,9 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	e->prog.epfd = e->prog.wakefd = e->timer.fd = -1;
 	for (unsigned i = 0; i < SEFA_MAX_PATHS; i++)
 		e->sock.fds[i] = -1;
-	/* The largest datagram the paths carry without IP fragmentation. */
-	e->sock.max_datagram = net_max_datagram(cfg);
+	/* The largest datagram the paths carry without IP fragmentation, less the
+	 * authentication trailer every datagram then ends in. */
+	e->sock.max_datagram = net_max_datagram(cfg) - (cfg->auth ? SRD_AUTH_TRAILER_LEN : 0);
 	e->eps = calloc(NET_QPN_MAX + 1, sizeof(*e->eps));
 	if (!e->eps) {
 		err = -ENOMEM;
@@ -62,6 +94,9 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	if (err)
 		goto fail;
 	net_gid_encode(e->sock.local.sin_addr, e->sock.base_port, e->gid);
+	err = auth_start(e, cfg);
+	if (err)
+		goto fail;
 	err = net_ud_init(e, cfg);
 	if (err)
 		goto fail;

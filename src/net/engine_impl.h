@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "engine.h"
+#include "../srd/auth.h"
 #include "../srd/ud_reasm.h"
 #include "../util/config.h"
 #include "../util/lock.h"
@@ -104,8 +105,9 @@ struct net_fault {
 /* tx.c: the transmit batch, flushed per path with sendmmsg. */
 struct net_tx {
 	struct mmsghdr msgs[NET_TX_BATCH];
-	struct iovec iov[NET_TX_BATCH][NET_TX_IOV];
+	struct iovec iov[NET_TX_BATCH][NET_TX_IOV + 1]; /* + the authentication trailer */
 	uint8_t hdr[NET_TX_BATCH][SRD_UD_FRAG_HDR_LEN + NET_INLINE_MAX];
+	uint8_t trailer[NET_TX_BATCH][SRD_AUTH_TRAILER_LEN];
 	struct sockaddr_in addr[NET_TX_BATCH];
 	unsigned path[NET_TX_BATCH];
 	unsigned n; /* read by service.c: anything left to flush */
@@ -155,9 +157,10 @@ struct net_rx {
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(int))];
 	} ctrl[NET_RX_BATCH];
-	uint64_t now;  /* when the batch being dispatched was read (service.c reads it) */
-	unsigned vlen; /* datagrams the next recvmmsg asks for */
-	bool direct;   /* the last datagram was a large RDMA one: peek at the next */
+	uint64_t now;         /* when the batch being dispatched was read (service.c reads it) */
+	unsigned vlen;        /* datagrams the next recvmmsg asks for */
+	bool direct;          /* the last datagram was a large RDMA one: peek at the next */
+	unsigned auth_warned; /* datagrams whose authentication disagreed with ours */
 	uint8_t hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
 	_Atomic uint64_t last_ns;      /* the socket was last read (progress.c reads it) */
 };
@@ -188,6 +191,9 @@ struct net_engine {
 
 	/* srd_glue.c makes and deletes the SRD core endpoint; the others drive it. */
 	struct srd_ep *srd;
+	/* engine.c makes the authenticator (NULL with SOFTEFA_AUTH=0); tx.c seals every
+	 * datagram with it, rx.c opens every datagram with it before anything else. */
+	struct srd_auth *auth;
 
 	struct net_sock sock;
 	struct net_peers peers;

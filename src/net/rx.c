@@ -29,7 +29,7 @@ int net_rx_init(struct net_engine *e, bool gro)
 	struct net_rx *r = &e->rx;
 
 	r->gro = gro;
-	r->slot = gro ? NET_GRO_SLOT : e->sock.max_datagram;
+	r->slot = gro ? NET_GRO_SLOT : e->sock.max_datagram + SRD_AUTH_TRAILER_LEN;
 	r->buf = malloc((size_t)NET_RX_BATCH * r->slot);
 	if (!r->buf)
 		return -ENOMEM;
@@ -119,10 +119,55 @@ static void count_drop(struct net_counters *c, int err)
 	case SRD_ERR_UNKNOWN_PEER:
 		c->rx_unknown_peer++;
 		break;
+	case SRD_ERR_AUTH:
+		c->rx_bad_auth++;
+		break;
+	case SRD_ERR_REPLAY:
+		c->rx_replayed++;
+		break;
+	case SRD_ERR_SOURCE:
+		c->rx_spoofed++;
+		break;
 	default: /* SHORT, MAGIC, TYPE, FORMAT */
 		c->rx_malformed++;
 		break;
 	}
+}
+
+/*
+ * Who sent the datagram, and whether it proves it: the engine it names must be one
+ * it could have come from, and with authentication on (the default) its trailer must
+ * hold; then *len loses the trailer. 0, or the srd_err it is dropped for.
+ */
+static int rx_open(struct net_engine *e, const uint8_t *pkt, size_t *len,
+                   const struct sockaddr_in *from)
+{
+	struct srd_addr a = net_srd_addr(from), id;
+	int err = srd_wire_peek_type(pkt, *len), n;
+
+	if (err < 0)
+		return err;
+	err = srd_wire_sender(pkt, *len, &a, &id);
+	if (err)
+		return err;
+	if (!e->auth != !srd_wire_authenticated(pkt, *len)) {
+		/* One side runs with SOFTEFA_AUTH=0: say so once, it is a set-up error. */
+		if (!e->rx.auth_warned++)
+			sefa_log(SEFA_LOG_ERROR,
+			         "datagrams from %s:%u %s authentication, and this engine %s: "
+			         "SOFTEFA_AUTH must agree",
+			         inet_ntoa(from->sin_addr), id.port, e->auth ? "lack" : "carry",
+			         e->auth ? "requires it" : "has it off");
+		net_ctr(e)->rx_auth_mismatch++;
+		return 1;
+	}
+	if (!e->auth)
+		return 0;
+	n = srd_auth_open(e->auth, &id, pkt, *len);
+	if (n < 0)
+		return n;
+	*len = (size_t)n;
+	return 0;
 }
 
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
@@ -136,6 +181,13 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 
 	c->rx_pkts++;
 	c->rx_bytes += len;
+	err = rx_open(e, pkt, &len, from);
+	if (err > 0)
+		return; /* dropped and counted */
+	if (err) {
+		count_drop(c, err);
+		return;
+	}
 	switch (srd_wire_peek_type(pkt, len)) {
 	case SRD_PKT_DATA:
 	case SRD_PKT_ACK:
@@ -175,8 +227,13 @@ static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const ui
 	if (seg == len) {
 		int op = srd_data_peek_opcode(buf, len);
 
-		/* A large RDMA datagram: the next may be received in place (rx_direct). */
-		if (len >= NET_DIRECT_MIN && (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
+		/*
+		 * A large RDMA datagram: the next may be received in place (rx_direct). Not
+		 * with authentication: its bytes would reach the application's memory
+		 * before its tag was checked.
+		 */
+		if (!e->auth && len >= NET_DIRECT_MIN &&
+		    (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
 			e->rx.direct = true;
 		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
 		return;

@@ -26,7 +26,7 @@ int net_tx_init(struct net_engine *e, const struct sefa_config *cfg)
 	f->reorder = cfg->fault_reorder;
 	f->rng = sefa_rng_seed(cfg->fault_seed ? cfg->fault_seed : sefa_now_ns());
 	if (f->reorder) {
-		f->held = malloc(e->sock.max_datagram);
+		f->held = malloc(e->sock.max_datagram + SRD_AUTH_TRAILER_LEN);
 		if (!f->held)
 			return -ENOMEM;
 	}
@@ -56,6 +56,17 @@ void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_
 
 	e->tx.iov[k][0].iov_base = e->tx.hdr[k];
 	e->tx.iov[k][0].iov_len = hdr_len;
+	if (e->auth) {
+		/* Every datagram ends in its trailer, over every byte before it. */
+		struct srd_addr dst = net_srd_addr(to);
+
+		e->tx.hdr[k][3] |= SRD_PKT_F_AUTH;
+		if (srd_auth_seal(e->auth, &dst, e->tx.iov[k], niov + 1, e->tx.trailer[k])) {
+			net_ctr(e)->tx_drops++; /* no memory for the peer's keys: as a drop */
+			return;
+		}
+		e->tx.iov[k][++niov] = (struct iovec){e->tx.trailer[k], SRD_AUTH_TRAILER_LEN};
+	}
 	e->tx.addr[k] = *to;
 	e->tx.path[k] = path % e->sock.npaths;
 	memset(m, 0, sizeof(*m));

@@ -330,12 +330,30 @@ static uint64_t mix_seed(uint64_t seed, int host, uint32_t life)
 	return sefa_rand(&r) | 1;
 }
 
+/* Every simulation's hosts share one secret, drawn from its seed. */
+static void sim_secret(const struct sim *s, uint8_t secret[SRD_AUTH_SECRET_LEN])
+{
+	struct sefa_rng r = sefa_rng_derive(s->seed, 900000);
+
+	for (unsigned i = 0; i < SRD_AUTH_SECRET_LEN; i++)
+		secret[i] = (uint8_t)sefa_rand(&r);
+}
+
 int sim_host_start(struct sim *s, struct sim_host *h)
 {
 	h->life++;
 	h->ep = srd_ep_new(&h->cfg, &host_cb, h, mix_seed(s->seed, h->idx, h->life));
 	if (!h->ep)
 		return -1;
+	if (s->auth) {
+		struct srd_addr self = {h->ip, SIM_BASE_PORT};
+		uint8_t secret[SRD_AUTH_SECRET_LEN];
+
+		sim_secret(s, secret);
+		h->auth = srd_auth_new(secret, &self, mix_seed(s->seed, h->idx + 7000, h->life));
+		if (!h->auth)
+			return -1;
+	}
 	h->alive = true;
 	h->timer_at = UINT64_MAX;
 	h->timer_gen++;
@@ -358,6 +376,8 @@ void sim_host_stop(struct sim *s, struct sim_host *h)
 		srd_ep_del(h->ep);
 		h->ep = NULL;
 	}
+	srd_auth_del(h->auth);
+	h->auth = NULL;
 	/* Its operations will never complete: no longer anyone's to wait for. */
 	while (h->txs) {
 		struct sim_tx *t = h->txs;
@@ -375,22 +395,31 @@ void sim_host_stop(struct sim *s, struct sim_host *h)
 
 /* ---- packets and time ------------------------------------------------------------ */
 
+/* A datagram's bytes but its authentication trailer: what the decoders read. */
+static uint32_t body_len(const struct sim_pkt *pk)
+{
+	if (srd_wire_authenticated(pk->bytes, pk->len) && pk->len >= SRD_AUTH_TRAILER_LEN)
+		return pk->len - SRD_AUTH_TRAILER_LEN;
+	return pk->len;
+}
+
 static void trace_pkt(struct sim *s, const char *what, const struct sim_pkt *pk)
 {
 	unsigned src = pk->src_ip - 0x0a000001u, dst = pk->dst_ip - 0x0a000001u;
+	uint32_t len = body_len(pk);
 	struct srd_data_hdr d;
 	struct srd_ack_hdr a;
 	const uint8_t *payload;
 
 	if (!s->trace)
 		return;
-	if (srd_wire_peek_type(pk->bytes, pk->len) == SRD_PKT_DATA &&
-	    !srd_data_decode(pk->bytes, pk->len, &d, &payload)) {
+	if (srd_wire_peek_type(pk->bytes, len) == SRD_PKT_DATA &&
+	    !srd_data_decode(pk->bytes, len, &d, &payload)) {
 		sim_trace(s, "%s h%u>h%u pkt%llu p%u data op%u psn %u msn %u off %u len %u ep %08x",
 		          what, src, dst, (unsigned long long)pk->id,
 		          (unsigned)(pk->sport - SIM_BASE_PORT), d.opcode, d.psn, d.msn, d.offset,
 		          d.payload_len, d.dst_epoch);
-	} else if (!srd_ack_decode(pk->bytes, pk->len, &a)) {
+	} else if (!srd_ack_decode(pk->bytes, len, &a)) {
 		sim_trace(s, "%s h%u>h%u pkt%llu p%u ack cum %u sack %u nak %u%s", what, src, dst,
 		          (unsigned long long)pk->id, (unsigned)(pk->sport - SIM_BASE_PORT), a.cum,
 		          a.nsack, a.nnak, (a.flags & SRD_ACK_F_STALE) ? " stale" : "");
@@ -426,7 +455,8 @@ static bool out_ok(const struct sim_host *h, const struct srd_pkt_out *out)
 /* The datagram of a packet the core produced, or NULL when out of memory. */
 static struct sim_pkt *pkt_of(struct sim *s, struct sim_host *h, const struct srd_pkt_out *out)
 {
-	struct sim_pkt *pk = sim_pkt_alloc(s, out->hdr_len + out->len);
+	uint32_t body = out->hdr_len + out->len;
+	struct sim_pkt *pk = sim_pkt_alloc(s, body + (h->auth ? SRD_AUTH_TRAILER_LEN : 0));
 
 	if (!pk)
 		return NULL;
@@ -435,6 +465,18 @@ static struct sim_pkt *pkt_of(struct sim *s, struct sim_host *h, const struct sr
 		const struct sim_tx *t = out->cookie;
 
 		fill(pk->bytes + out->hdr_len, t->op, out->offset, out->len);
+	} else if (out->len) {
+		memset(pk->bytes + out->hdr_len, 0, out->len); /* the tag covers them */
+	}
+	if (h->auth) {
+		/* Sealed as an engine seals it: the tag over every byte before it. */
+		struct iovec iov = {pk->bytes, body};
+
+		pk->bytes[3] |= SRD_PKT_F_AUTH;
+		if (srd_auth_seal(h->auth, &out->to, &iov, 1, pk->bytes + body)) {
+			sim_pkt_free(s, pk);
+			return NULL;
+		}
 	}
 	pk->id = s->host_pkts_sent++;
 	pk->sent_ns = s->now;
@@ -451,7 +493,7 @@ static bool filter_drops(struct sim *s, struct sim_pkt *pk)
 	uint32_t to = pk->dst_ip - 0x0a000001u;
 	struct sim_wire w = {(int)(pk->src_ip - 0x0a000001u),
 	                     to < (uint32_t)s->nhosts ? (int)to : -1,
-	                     (uint32_t)(pk->sport - SIM_BASE_PORT), pk->bytes, pk->len};
+	                     (uint32_t)(pk->sport - SIM_BASE_PORT), pk->bytes, body_len(pk)};
 	uint64_t hold = 0;
 	bool drop = s->filter(s->filter_arg, &w, &hold);
 
@@ -528,9 +570,25 @@ int sim_forge(struct sim *s, int from, int to, uint32_t path, const uint8_t *byt
 	return 0;
 }
 
+/* The datagram's length without its trailer once its sender is proven, as an engine
+ * opens it (rx.c); an srd_err when it is refused. */
+static int host_open(struct sim_host *h, const struct srd_addr *from, const struct sim_pkt *pk)
+{
+	struct srd_addr id;
+
+	if (!h->auth)
+		return srd_wire_authenticated(pk->bytes, pk->len) ? SRD_ERR_AUTH : (int)pk->len;
+	if (!srd_wire_authenticated(pk->bytes, pk->len))
+		return SRD_ERR_AUTH;
+	if (srd_wire_sender(pk->bytes, pk->len, from, &id))
+		return SRD_ERR_SOURCE;
+	return srd_auth_open(h->auth, &id, pk->bytes, pk->len);
+}
+
 void sim_host_receive(struct sim *s, struct sim_host *h, struct sim_pkt *pk)
 {
 	struct srd_addr from = {pk->src_ip, pk->sport};
+	int len;
 
 	if (!h->alive) {
 		s->dead_host_drops++;
@@ -546,7 +604,14 @@ void sim_host_receive(struct sim *s, struct sim_host *h, struct sim_pkt *pk)
 	sim_pkt_delivered(s, pk);
 	s->host_pkts_rcvd++;
 	trace_pkt(s, "recv", pk);
-	srd_read_pkt(h->ep, s->now, &from, pk->bytes, pk->len);
+	len = host_open(h, &from, pk);
+	if (len < 0) {
+		s->auth_drops++;
+		sim_trace(s, "drop auth h%d pkt%llu err %d", h->idx, (unsigned long long)pk->id,
+		          len);
+	} else {
+		srd_read_pkt(h->ep, s->now, &from, pk->bytes, (size_t)len);
+	}
 	sim_host_pump(s, h);
 	sim_pkt_free(s, pk);
 }

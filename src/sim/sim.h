@@ -114,6 +114,11 @@ void sim_free(struct sim *s);
 void sim_set_trace(struct sim *s, FILE *f);
 /* Off: payloads are not generated or checked (fabric studies: speed). Default on. */
 void sim_set_verify(struct sim *s, bool on);
+/* Whether hosts authenticate their datagrams (default: on, as engines do); before
+ * any host starts. A forged datagram (sim_forge) then fails its tag. */
+void sim_set_auth(struct sim *s, bool on);
+/* Datagrams the hosts' authenticators refused (forged, or mixed with auth off). */
+uint64_t sim_auth_drops(const struct sim *s);
 void sim_set_max_events(struct sim *s, uint64_t n);
 
 /* Hosts get addresses 10.x.y.z and base port 4791; cfg.local_port is set here. */

@@ -4,6 +4,7 @@
 #define SOFTEFA_SIM_SIM_IMPL_H
 
 #include "sim.h"
+#include "../srd/auth.h"
 
 #define SIM_BASE_PORT 4791u
 #define SIM_QPN       1u
@@ -106,7 +107,8 @@ struct sim_host {
 	uint32_t ip;
 	struct srd_config cfg;
 	struct srd_ep *ep;
-	uint32_t life; /* incarnation: 1, 2, ... */
+	struct srd_auth *auth; /* seals what it sends, opens what it receives (sim.auth) */
+	uint32_t life;         /* incarnation: 1, 2, ... */
 	bool alive;
 	int uplink; /* chan id out of the host */
 	uint64_t timer_at, timer_gen;
@@ -197,6 +199,8 @@ struct sim {
 
 	FILE *trace;
 	bool verify;
+	bool auth;           /* hosts authenticate their datagrams, as engines do by default */
+	uint64_t auth_drops; /* datagrams a host's authenticator refused */
 	sim_filter_fn filter;
 	void *filter_arg;
 	void (*on_done)(void *arg, const struct sim_op *op);

@@ -34,6 +34,7 @@ struct sim *sim_new(uint64_t seed)
 	s->rng = sefa_rng_derive(seed, 1);
 	s->max_events = DEFAULT_MAX_EVENTS;
 	s->verify = true;
+	s->auth = true;
 	return s;
 }
 
@@ -86,6 +87,16 @@ void sim_free(struct sim *s)
 void sim_set_trace(struct sim *s, FILE *f)
 {
 	s->trace = f;
+}
+
+void sim_set_auth(struct sim *s, bool on)
+{
+	s->auth = on;
+}
+
+uint64_t sim_auth_drops(const struct sim *s)
+{
+	return s->auth_drops;
 }
 
 void sim_set_verify(struct sim *s, bool on)
@@ -186,8 +197,8 @@ int sim_add_host(struct sim *s, const struct srd_config *cfg)
 	h->region_gone_ns = UINT64_MAX;
 	h->s = s;
 	s->nodes[node].host = h->idx;
-	if (cfg->mss + SRD_DATA_HDR_LEN > s->pkt_max)
-		s->pkt_max = cfg->mss + SRD_DATA_HDR_LEN;
+	if (cfg->mss + SRD_DATA_HDR_LEN + SRD_AUTH_TRAILER_LEN > s->pkt_max)
+		s->pkt_max = cfg->mss + SRD_DATA_HDR_LEN + SRD_AUTH_TRAILER_LEN;
 	return s->nhosts++;
 }
 

@@ -30,7 +30,7 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
 
 	/* Only a plain ack rides: no holes, no refusals, and both sides agree who we are. */
 	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
-	    !rx->peer_epoch || rx->peer_epoch != p->tx.peer_epoch)
+	    rx->hello_pending || !rx->peer_epoch || rx->peer_epoch != p->tx.peer_epoch)
 		return;
 	h->flags |= SRD_DATA_F_ACK;
 	h->ack_cum = rx->cum;
@@ -44,7 +44,8 @@ bool srd_rx_has_work(const struct srd_peer *p, uint64_t now)
 {
 	const struct srd_rx *rx = &p->rx;
 
-	return rx->stale_pending || (rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns));
+	return rx->stale_pending || rx->hello_pending ||
+	       (rx->ack_pending && (rx->ack_urgent || now >= rx->ack_due_ns));
 }
 
 /* SACK runs above cum, lowest first: the first SRD_ACK_MAX_SACK of them. */
@@ -140,6 +141,12 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		a.flags = SRD_ACK_F_STALE;
 		a.dst_epoch = rx->stale_dst_epoch;
 		rx->stale_pending = false;
+	} else if (rx->hello_pending) {
+		/* Who we are, to an incarnation not yet proven: acknowledging nothing. */
+		a.dst_epoch = rx->hello_epoch;
+		a.cum = rx->hello_cum;
+		a.echo_psn = rx->hello_echo;
+		rx->hello_pending = false;
 	} else {
 		second = build_ack(p, &a);
 	}

@@ -58,8 +58,8 @@ void srd_tx_init(struct srd_peer *p)
 	list_init(&tx->inflight_list);
 	list_init(&tx->retx);
 	list_init(&tx->rnrq);
-	tx->next_psn = tx->una = (uint32_t)srd_rand(&ep->rng);
-	tx->next_msn = (uint32_t)srd_rand(&ep->rng);
+	tx->next_psn = tx->una = srd_secret32(ep, "psn");
+	tx->next_msn = srd_secret32(ep, "msn");
 	srd_cc_init(&tx->cc, &ep->cfg, &tx->rtt);
 	srd_paths_init(p);
 }
@@ -439,9 +439,15 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now)
 {
 	srd_tx_learn_epoch(p, epoch);
+	p->tx.last_heard_ns = now;
 	/* A read of ours waiting behind the peer's traffic is not waiting on a dead peer. */
 	if (!list_empty(&p->tx.readq))
 		p->tx.last_progress_ns = now;
+}
+
+bool srd_peer_alive(const struct srd_peer *p, uint64_t last_ns, uint64_t now)
+{
+	return last_ns && now - last_ns < 2 * rto_base(p);
 }
 
 bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns)
@@ -810,12 +816,21 @@ static bool ack_current(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_
 	if (a->dst_epoch != p->ep->epoch)
 		return false; /* an answer to an earlier incarnation of us */
 	if (a->flags & SRD_ACK_F_STALE) {
-		if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
-			srd_tx_peer_restarted(p, now);
+		if (tx->peer_epoch && tx->peer_epoch != a->src_epoch) {
+			/* "I restarted": not while the incarnation we talk to still answers
+			 * (a forgery, or a straggler); our next resend asks again. */
+			if (srd_peer_alive(p, tx->last_heard_ns, now))
+				p->ep->stats.restart_refused++;
+			else
+				srd_tx_peer_restarted(p, now);
+		}
 		return false;
 	}
 	/* A straggler from an incarnation of the peer that is gone is ignored. */
-	return !tx->peer_epoch || tx->peer_epoch == a->src_epoch;
+	if (tx->peer_epoch && tx->peer_epoch != a->src_epoch)
+		return false;
+	tx->last_heard_ns = now;
+	return true;
 }
 
 /*

@@ -435,7 +435,7 @@ static void purge_passed(struct srd_peer *p)
  * earlier incarnation of us earns a STALE answer, a straggler of an earlier
  * incarnation of the sender is ignored, and a new incarnation resets the window.
  */
-static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h)
+static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
@@ -450,6 +450,24 @@ static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h)
 		return true;
 	if (rx->peer_epoch && was_peer_epoch(rx, h->src_epoch)) {
 		ep->stats.stale_epoch_rx++;
+		return false;
+	}
+	if (rx->peer_epoch && !h->dst_epoch) {
+		/*
+		 * A new incarnation of a sender we track, not knowing us yet: it may be a
+		 * forgery. Nothing is reset; it is told our epoch at the address it claims,
+		 * which only the real sender reads, and is believed when it names it.
+		 */
+		ep->stats.hello_rx++;
+		rx->hello_pending = true;
+		rx->hello_epoch = h->src_epoch;
+		rx->hello_cum = h->horizon;
+		rx->hello_echo = h->psn;
+		return false;
+	}
+	if (rx->peer_epoch && srd_peer_alive(p, rx->last_rx_ns, now)) {
+		/* Never while the incarnation we track still sends: the sender resends. */
+		ep->stats.restart_refused++;
 		return false;
 	}
 	rx_reset(p, h->src_epoch, h->horizon);
@@ -531,7 +549,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	struct srd_rx *rx = &p->rx;
 
 	p->ep->stats.data_rx++;
-	if (!from_current(p, h))
+	if (!from_current(p, h, now))
 		return;
 	rx->last_rx_ns = now;
 	/* The sender is alive: what we send it can name it at once. */
@@ -630,6 +648,8 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
 	struct srd_rx *rx;
 	uint32_t w;
 
+	if (!srd_sender_ok(from->port, h->src_port))
+		return SRD_DIRECT_NONE;
 	a.port = h->src_port;
 	p = srd_peer_find(ep, &a);
 	if (!p || !h->payload_len)

@@ -49,7 +49,13 @@ enum srd_err {
 	SRD_ERR_FORMAT = -5,       /* reserved bits set or lengths inconsistent */
 	SRD_ERR_NOMEM = -6,        /* no memory for the state the packet needs: not taken */
 	SRD_ERR_UNKNOWN_PEER = -7, /* an ack from an engine we never sent to */
+	SRD_ERR_AUTH = -8,         /* its authentication tag fails (auth.h) */
+	SRD_ERR_REPLAY = -9,       /* authentic, but seen before or from a replaced sender */
+	SRD_ERR_SOURCE = -10,      /* its real source port is none of the engine it names */
 };
+
+/* An engine sends from at most this many consecutive ports: base .. base + 63. */
+#define SRD_MAX_PATHS 64u
 
 /* Spreads (address, port) keys over hash buckets; the engine's tables use it too. */
 static inline uint32_t srd_addr_hash(uint32_t ip, uint32_t port)
@@ -64,6 +70,16 @@ struct srd_addr {
 	uint32_t ip;
 	uint16_t port;
 };
+
+/*
+ * Whether a datagram whose real source port is sport may come from the engine whose
+ * base port is base: an engine sends only from its paths' ports, base .. base + 63.
+ * A header naming any other engine is not believed (docs/security.md).
+ */
+static inline bool srd_sender_ok(uint16_t sport, uint16_t base)
+{
+	return base != 0 && (uint16_t)(sport - base) < SRD_MAX_PATHS;
+}
 
 /* Congestion controllers (src/srd/cc.c). */
 enum srd_cc_algo {
@@ -236,7 +252,10 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
  *   SRD_ERR_SHORT, _MAGIC, _VERSION, _FORMAT  it does not decode (wire.h);
  *   SRD_ERR_TYPE          not a data packet or an ack (a UD datagram is the caller's);
  *   SRD_ERR_NOMEM         no memory for the sender's state;
- *   SRD_ERR_UNKNOWN_PEER  an ack from an engine we hold no state for.
+ *   SRD_ERR_UNKNOWN_PEER  an ack from an engine we hold no state for;
+ *   SRD_ERR_SOURCE        its real source port (from) is not one of the engine its
+ *                         header names (srd_sender_ok).
+ * `from` is the datagram's real source: address and port.
  */
 int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
                        const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
@@ -280,6 +299,7 @@ struct srd_stats {
 	uint64_t msgs_abandoned_rx; /* partly received, then given up by their sender */
 	uint64_t msgs_silent_rx;    /* partly received, then their sender fell silent */
 	uint64_t ack_invalid_rx;    /* acks naming PSNs never sent: dropped whole */
+	uint64_t restart_refused;   /* claims of a new incarnation while the old one lives */
 };
 /* The endpoint's counters, live (valid until srd_ep_del). */
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);

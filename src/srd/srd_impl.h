@@ -29,6 +29,14 @@ static inline int psn_le(uint32_t a, uint32_t b)
 
 /* ---- randomness: xorshift64*, seeded by the caller --------------------------- */
 
+/*
+ * A value no observer can predict from any other (HMAC-SHA256 under a key drawn from
+ * the seed, endpoint.c): epochs, initial PSNs and MSNs. An off-path sender that cannot
+ * guess them cannot pose as a peer's incarnation or land in its window.
+ */
+struct srd_ep;
+uint32_t srd_secret32(struct srd_ep *ep, const char *purpose);
+
 static inline uint64_t srd_rand(uint64_t *s)
 {
 	*s ^= *s >> 12;
@@ -122,6 +130,7 @@ struct srd_tx {
 	struct list_node retx; /* PKT_LOST, oldest first */
 	struct list_node rnrq; /* PKT_RNR, by rnr_until */
 	uint64_t last_progress_ns;
+	uint64_t last_heard_ns;   /* an ack or data of the peer's current incarnation came */
 	uint64_t last_data_tx_ns; /* we last sent this peer data (acks may wait for more) */
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
@@ -173,6 +182,10 @@ struct srd_rx {
 	uint32_t ack_path;   /* the path our last ack took */
 	bool stale_pending;  /* answer with SRD_ACK_F_STALE */
 	uint32_t stale_dst_epoch;
+	/* A sender claiming a new incarnation, not yet proven: it is told our epoch (an
+	 * ack acknowledging nothing) and is believed only once it sends data naming it. */
+	bool hello_pending;
+	uint32_t hello_epoch, hello_cum, hello_echo;
 	uint32_t echo_psn;
 	uint32_t horizon;        /* the sender's, newest seen */
 	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
@@ -243,7 +256,9 @@ struct srd_ep {
 	struct srd_config cfg;
 	struct srd_callbacks cb;
 	void *user;
-	uint64_t rng;
+	uint64_t rng;        /* path choices: nothing an observer could use */
+	uint8_t prf_key[32]; /* epochs, initial PSNs and MSNs: unpredictable (srd_secret32) */
+	uint64_t prf_count;
 	uint32_t epoch;
 	struct srd_peer *peers[SRD_PEER_HASH];
 	struct list_node ready;
@@ -302,6 +317,9 @@ void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const ui
                       uint64_t now);
 /* Data came from the peer's incarnation `epoch`: it is alive and knows us. */
 void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now);
+/* Has the peer's current incarnation been heard from within twice its retransmission
+ * timeout? Then a claim that it was replaced is not believed. */
+bool srd_peer_alive(const struct srd_peer *p, uint64_t last_ns, uint64_t now);
 /* Did we send the peer data within the last `hold_ns` (a conversation)? */
 bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns);
 void srd_tx_init(struct srd_peer *p);

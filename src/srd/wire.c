@@ -54,9 +54,24 @@ int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 		return SRD_ERR_MAGIC;
 	if (pkt[2] != SRD_WIRE_VERSION)
 		return SRD_ERR_VERSION;
-	if (pkt[3] < SRD_PKT_UD || pkt[3] > SRD_PKT_UD_FRAG)
+	if ((pkt[3] & ~SRD_PKT_F_AUTH) < SRD_PKT_UD || (pkt[3] & ~SRD_PKT_F_AUTH) > SRD_PKT_UD_FRAG)
 		return SRD_ERR_TYPE;
-	return pkt[3];
+	return pkt[3] & ~SRD_PKT_F_AUTH;
+}
+
+bool srd_wire_authenticated(const uint8_t *pkt, size_t len)
+{
+	return len >= 4 && (pkt[3] & SRD_PKT_F_AUTH);
+}
+
+int srd_wire_sender(const uint8_t *pkt, size_t len, const struct srd_addr *from,
+                    struct srd_addr *id)
+{
+	if (len < 6)
+		return SRD_ERR_SHORT;
+	id->ip = from->ip;
+	id->port = get16(pkt + 4);
+	return srd_sender_ok(from->port, id->port) ? 0 : SRD_ERR_SOURCE;
 }
 
 /*

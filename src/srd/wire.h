@@ -25,6 +25,10 @@ enum srd_pkt_type {
 	SRD_PKT_UD_FRAG = 4, /* one piece of a UD message too large for one datagram */
 };
 
+/* In the type byte: the datagram ends in an authentication trailer (auth.h). The
+ * decoders ignore it; the receiver checks the trailer first and strips it. */
+#define SRD_PKT_F_AUTH 0x80u
+
 enum srd_ud_flags {
 	SRD_UD_F_IMM = 1u << 0, /* imm carries immediate data */
 };
@@ -183,6 +187,16 @@ bool srd_wire_refusal(uint8_t status);
 /* Reads the common prefix. Returns the packet type (> 0) or an srd_err (SRD_ERR_SHORT,
  * _MAGIC, _VERSION, _TYPE). */
 int srd_wire_peek_type(const uint8_t *pkt, size_t len);
+/* Whether the prefix says the datagram carries an authentication trailer. */
+bool srd_wire_authenticated(const uint8_t *pkt, size_t len);
+/*
+ * The engine a datagram from `from` (its real source address and port) names itself
+ * as: that address and the base port every packet type carries at byte 4, if `from`
+ * is one of that engine's ports (srd_sender_ok). 0 and *id, or SRD_ERR_SHORT or
+ * SRD_ERR_SOURCE.
+ */
+int srd_wire_sender(const uint8_t *pkt, size_t len, const struct srd_addr *from,
+                    struct srd_addr *id);
 
 /* Writes the UD header into buf (at least SRD_UD_HDR_LEN bytes); returns its length. */
 size_t srd_ud_encode(uint8_t *buf, const struct srd_ud_hdr *h);

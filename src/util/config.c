@@ -116,6 +116,7 @@ static const struct num_var transport_vars[] = {
     {"SOFTEFA_FAULT_DUP", CFG(fault_dup), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_REORDER", CFG(fault_reorder), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_SEED", CFG(fault_seed), 0, 0, UINT64_MAX, NULL},
+    {"SOFTEFA_AUTH", CFG(auth), 1, 0, 1, NULL},
 };
 
 static const struct num_var limit_vars[] = {
@@ -195,6 +196,7 @@ static bool load_dirs(struct sefa_config *c)
 	if (snprintf(def_sysfs, sizeof(def_sysfs), "%.*s/sysfs", SEFA_PATH_MAX - 8, c->run_dir) < 0)
 		def_sysfs[0] = '\0';
 	ok &= env_path("SOFTEFA_SYSFS_DIR", def_sysfs, c->sysfs_dir, sizeof(c->sysfs_dir));
+	ok &= env_path("SOFTEFA_KEY_FILE", "", c->key_file, sizeof(c->key_file));
 	return ok;
 }
 

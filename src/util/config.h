@@ -52,6 +52,9 @@ struct sefa_config {
 	/* SOFTEFA_FAULT_SEED */     /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
 	char run_dir[SEFA_PATH_MAX]; /* SOFTEFA_RUN_DIR: per-user state (stats) */
 	char sysfs_dir[SEFA_PATH_MAX]; /* SOFTEFA_SYSFS_DIR: generated sysfs tree root */
+	bool auth;                     /* SOFTEFA_AUTH: authenticate every datagram */
+	char key_file[SEFA_PATH_MAX];  /* SOFTEFA_KEY_FILE: the shared secret; "" = the
+	                                * run directory's, made on first use */
 	struct sefa_limits lim;
 };
 

@@ -36,11 +36,15 @@ static struct sim_link_cfg plain_link(void)
 }
 
 /* Host 0 and host 1 on one cable whose two directions are l. */
+/* Whether the pairs made next authenticate their datagrams (as engines do by default). */
+static bool pair_auth = true;
+
 static struct sim *pair_new(uint64_t seed, const struct srd_config *c, const struct sim_link_cfg *l)
 {
 	struct sim *s = sim_new(seed);
 
 	REQUIRE(s);
+	sim_set_auth(s, pair_auth);
 	REQUIRE(sim_add_host(s, c) == 0 && sim_add_host(s, c) == 1);
 	REQUIRE(sim_connect(s, sim_host_node(s, 0), sim_host_node(s, 1), l, l) >= 0);
 	sim_routes_update(s);
@@ -126,7 +130,7 @@ static void test_basic(void)
 
 static bool is_kind(const struct sim_wire *w, int kind)
 {
-	return w->len > 3 && w->bytes[3] == kind;
+	return w->len > 3 && (int)(w->bytes[3] & ~SRD_PKT_F_AUTH) == kind;
 }
 
 /* Drop pattern: the k-th..(k+len-1)-th packet of a kind. */
@@ -664,13 +668,21 @@ static bool forge_ahead(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 	return true;
 }
 
-/* A forged ack naming PSNs never sent completes nothing: it is dropped and counted, and
- * the packets it claimed are sent again and delivered, each message exactly once. */
-static void test_forged_ack(void)
+/*
+ * A forged ack naming PSNs never sent completes nothing: it is dropped and counted, and
+ * the packets it claimed are sent again and delivered, each message exactly once. With
+ * authentication its tag fails first; without, the protocol's own check catches it.
+ */
+static void test_forged_ack(bool auth)
 {
 	struct srd_config c = base_cfg();
-	struct sim *s = pair_plain(21, &c);
-	struct forger f = {.s = s};
+	struct sim *s;
+	struct forger f;
+
+	pair_auth = auth;
+	s = pair_plain(21, &c);
+	pair_auth = true;
+	f = (struct forger){.s = s};
 
 	sim_set_filter(s, forge_ahead, &f);
 	for (int i = 0; i < 20; i++)
@@ -679,7 +691,96 @@ static void test_forged_ack(void)
 	CHECK_EQ(f.phase, 2);
 	for (uint32_t i = 0; i < 20; i++)
 		CHECK_EQ(op_at(s, i)->status, SRD_OK);
-	CHECK_EQ(ep_stats(s, 0)->ack_invalid_rx, 1);
+	CHECK_EQ(ep_stats(s, 0)->ack_invalid_rx, auth ? 0 : 1);
+	CHECK_EQ(sim_auth_drops(s), auth ? 1 : 0);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
+}
+
+/*
+ * Claims that a live peer restarted, forged without the key (SOFTEFA_AUTH=0, or an
+ * on-path attacker who saw our epochs): after host 0's 10th data packet, host 1 gets
+ * data from "a new incarnation of host 0" (a hello, or, knowing host 1's epoch, data
+ * naming it), or host 0 gets a STALE answer from "a new incarnation of host 1".
+ */
+enum forgery { F_HELLO, F_ONPATH_DATA, F_STALE };
+
+struct claimer {
+	struct sim *s;
+	enum forgery kind;
+	uint32_t seen;
+	bool done;
+	uint32_t forged_epoch;
+	bool answered; /* host 1 told the forged incarnation its epoch */
+};
+
+static bool forge_restart(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct claimer *c = arg;
+	static uint8_t buf[SRD_MAX_HDR + 9000];
+	const uint8_t *payload;
+	struct srd_data_hdr d;
+	struct srd_ack_hdr a;
+	size_t n;
+
+	(void)hold_ns;
+	if (c->done) {
+		if (w->from == 1 && !srd_ack_decode(w->bytes, w->len, &a) &&
+		    a.dst_epoch == c->forged_epoch)
+			c->answered = true;
+		return false;
+	}
+	if (c->kind == F_STALE) {
+		if (w->from != 1 || srd_ack_decode(w->bytes, w->len, &a) || ++c->seen < 10)
+			return false;
+		a.flags = SRD_ACK_F_STALE;
+		a.src_epoch ^= 0x5a5a5a5a;
+		a.nsack = a.nnak = 0;
+		REQUIRE(sim_forge(c->s, 1, 0, 0, buf, (uint32_t)srd_ack_encode(buf, &a)) == 0);
+		c->done = true;
+		return false;
+	}
+	if (w->from != 0 || srd_data_decode(w->bytes, w->len, &d, &payload) || ++c->seen < 10)
+		return false;
+	/* The same packet, bytes and all, from "a new incarnation" of its sender. */
+	d.src_epoch ^= 0x5a5a5a5a;
+	c->forged_epoch = d.src_epoch;
+	if (c->kind == F_HELLO)
+		d.dst_epoch = 0;
+	n = srd_data_encode(buf, &d);
+	memcpy(buf + n, payload, d.payload_len);
+	REQUIRE(sim_forge(c->s, 0, 1, 0, buf, (uint32_t)(n + d.payload_len)) == 0);
+	c->done = true;
+	return false;
+}
+
+static void test_forged_restart(enum forgery kind)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s;
+	struct claimer f;
+
+	pair_auth = false;
+	s = pair_plain(31 + kind, &c);
+	pair_auth = true;
+	f = (struct claimer){.s = s, .kind = kind};
+	if (getenv("FORGE_TRACE"))
+		sim_set_trace(s, stderr);
+	sim_set_filter(s, forge_restart, &f);
+	for (int i = 0; i < 40; i++)
+		post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK(f.done);
+	for (uint32_t i = 0; i < 40; i++)
+		CHECK_EQ(op_at(s, i)->status, SRD_OK);
+	/* Nobody was reset or failed; the claim was answered or refused. */
+	CHECK_EQ(ep_stats(s, 0)->peer_restarts + ep_stats(s, 1)->peer_restarts, 0);
+	if (kind == F_HELLO)
+		CHECK(f.answered);
+	else
+		CHECK_EQ(ep_stats(s, 0)->restart_refused + ep_stats(s, 1)->restart_refused +
+		             kind * 100,
+		         1 + kind * 100);
 	CHECK_EQ(sim_check(s, stderr, 10), 0);
 	sim_free(s);
 }
@@ -701,6 +802,10 @@ int main(void)
 	test_low_latency_class();
 	test_rdma();
 	test_rdma_errors();
-	test_forged_ack();
+	test_forged_ack(false);
+	test_forged_ack(true);
+	test_forged_restart(F_HELLO);
+	test_forged_restart(F_ONPATH_DATA);
+	test_forged_restart(F_STALE);
 	return check_report("test_srd_core");
 }

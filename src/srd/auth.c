@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Authenticated datagrams: see auth.h and docs/security.md.
+ *
+ * Why this construction: a tag per datagram must cost little at 64 bytes and at
+ * 9 KB. Poly1305 is the fastest MAC libcrypto offers on the machines we measured (its
+ * AVX-512 path reaches 14 GB/s), but it needs a fresh key for every message. Those
+ * keys come from ChaCha20 as in RFC 8439's AEAD, except that they are cut 64 at a
+ * time from one key-stream call: one EVP call per 64 datagrams instead of one each,
+ * which is most of the cost of a small datagram's tag.
+ *
+ * Key stream positions: a sender numbers its datagrams with one counter for all
+ * its peers, handing each peer a block of 64 at a time, so a (salt, counter) pair is
+ * never used twice under one pair key, even when a peer's entry is evicted and made
+ * again. Block b is ChaCha20 with nonce (salt, b >> 27) from block counter
+ * (b mod 2^27) * 32: 32 ChaCha blocks of 64 bytes hold its 64 one-time keys.
+ */
+#include "auth.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OTK_LEN       32u
+#define BLOCK_KEYS    64u
+#define BLOCK_BYTES   (BLOCK_KEYS * OTK_LEN)
+#define REPLAY_WINDOW 256u /* counters below the newest seen that are still told apart */
+#define RETIRED       4u   /* replaced incarnations of a sender remembered, to refuse */
+#define BUCKETS       1024u
+
+_Static_assert(SRD_AUTH_TRAILER_LEN == 16 + SRD_AUTH_TAG_LEN, "trailer: salt, counter, tag");
+
+/* One-time keys of one block of one key stream. */
+struct otk_block {
+	bool valid;
+	uint64_t salt, block;
+	uint8_t key[BLOCK_KEYS][OTK_LEN];
+};
+
+/* What we keep for one remote engine: both directions' keys and the replay state. */
+struct auth_peer {
+	struct auth_peer *next; /* bucket chain */
+	struct srd_addr id;
+	uint64_t used; /* for eviction: the authenticator's clock at last use */
+	EVP_CIPHER_CTX *out_ks, *in_ks;
+	/* Sending: the counters of the block handed to this peer. */
+	uint64_t tx_next, tx_end;
+	struct otk_block tx;
+	/* Receiving: two blocks (a block boundary is crossed out of order) */
+	struct otk_block rx[2];
+	unsigned rx_last; /* which of rx[] verified last */
+	/* Replay state of the sender's current incarnation. */
+	bool seen_any;
+	uint64_t salt, top;
+	uint64_t window[REPLAY_WINDOW / 64]; /* bit i: top - i seen */
+	uint64_t retired[RETIRED];
+	unsigned nretired;
+};
+
+struct srd_auth {
+	uint8_t secret[SRD_AUTH_SECRET_LEN];
+	struct srd_addr self;
+	uint64_t salt;
+	uint64_t next_block; /* the next block of counters to hand out */
+	uint64_t clock;
+	EVP_MAC_CTX *poly;
+	struct auth_peer *bucket[BUCKETS];
+	unsigned npeers;
+	struct srd_auth_stats stats;
+	uint8_t zeros[BLOCK_BYTES];
+};
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		p[i] = (uint8_t)v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The key of the direction src -> dst: HMAC-SHA256 of both identities under the
+ * secret, so no two pairs, and no two directions, share a key stream. */
+static EVP_CIPHER_CTX *pair_stream(const struct srd_auth *a, const struct srd_addr *src,
+                                   const struct srd_addr *dst)
+{
+	static const char label[] = "softefa auth 1";
+	uint8_t msg[sizeof(label) + 12], key[32], iv[16] = {0};
+	unsigned klen = sizeof(key);
+	EVP_CIPHER_CTX *c;
+
+	memcpy(msg, label, sizeof(label));
+	memcpy(msg + sizeof(label), &src->ip, 4);
+	msg[sizeof(label) + 4] = (uint8_t)(src->port >> 8);
+	msg[sizeof(label) + 5] = (uint8_t)src->port;
+	memcpy(msg + sizeof(label) + 6, &dst->ip, 4);
+	msg[sizeof(label) + 10] = (uint8_t)(dst->port >> 8);
+	msg[sizeof(label) + 11] = (uint8_t)dst->port;
+	if (!HMAC(EVP_sha256(), a->secret, sizeof(a->secret), msg, sizeof(msg), key, &klen))
+		return NULL;
+	c = EVP_CIPHER_CTX_new();
+	if (c && EVP_EncryptInit_ex(c, EVP_chacha20(), NULL, key, iv) != 1) {
+		EVP_CIPHER_CTX_free(c);
+		c = NULL;
+	}
+	OPENSSL_cleanse(key, sizeof(key));
+	return c;
+}
+
+/* Fills b with the one-time keys of block `block` of the stream for salt. */
+static bool fill_block(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, uint64_t block,
+                       struct otk_block *b)
+{
+	uint8_t iv[16];
+	uint32_t ctr = (uint32_t)(block & ((1u << 27) - 1)) * 32u;
+	uint32_t hi = (uint32_t)(block >> 27);
+	int len = 0;
+
+	/* ChaCha20's IV in libcrypto: block counter (little-endian), then the nonce. */
+	for (int i = 0; i < 4; i++)
+		iv[i] = (uint8_t)(ctr >> (8 * i));
+	put64(iv + 4, salt);
+	for (int i = 0; i < 4; i++)
+		iv[12 + i] = (uint8_t)(hi >> (8 * i));
+	b->valid = false;
+	if (EVP_EncryptInit_ex(ks, NULL, NULL, NULL, iv) != 1 ||
+	    EVP_EncryptUpdate(ks, &b->key[0][0], &len, a->zeros, BLOCK_BYTES) != 1 ||
+	    len != (int)BLOCK_BYTES)
+		return false;
+	b->valid = true;
+	b->salt = salt;
+	b->block = block;
+	return true;
+}
+
+/* Poly1305 under otk of the n iovecs, then of `more` bytes at tail. */
+static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct iovec *iov,
+                   unsigned n, const uint8_t *tail, size_t more, uint8_t tag[SRD_AUTH_TAG_LEN])
+{
+	size_t out = 0;
+
+	if (EVP_MAC_init(a->poly, otk, OTK_LEN, NULL) != 1)
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		if (iov[i].iov_len && EVP_MAC_update(a->poly, iov[i].iov_base, iov[i].iov_len) != 1)
+			return false;
+	if (more && EVP_MAC_update(a->poly, tail, more) != 1)
+		return false;
+	return EVP_MAC_final(a->poly, tag, &out, SRD_AUTH_TAG_LEN) == 1 && out == SRD_AUTH_TAG_LEN;
+}
+
+/* ---- the table of remote engines ------------------------------------------------ */
+
+static unsigned bucket_of(const struct srd_addr *id)
+{
+	return srd_addr_hash(id->ip, id->port) % BUCKETS;
+}
+
+static struct auth_peer *peer_find(struct srd_auth *a, const struct srd_addr *id)
+{
+	for (struct auth_peer *p = a->bucket[bucket_of(id)]; p; p = p->next)
+		if (p->id.ip == id->ip && p->id.port == id->port)
+			return p;
+	return NULL;
+}
+
+static void peer_free(struct auth_peer *p)
+{
+	EVP_CIPHER_CTX_free(p->out_ks);
+	EVP_CIPHER_CTX_free(p->in_ks);
+	OPENSSL_cleanse(p, sizeof(*p));
+	free(p);
+}
+
+static struct auth_peer *peer_make(struct srd_auth *a, const struct srd_addr *id)
+{
+	struct auth_peer *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->id = *id;
+	p->out_ks = pair_stream(a, &a->self, id);
+	p->in_ks = pair_stream(a, id, &a->self);
+	if (!p->out_ks || !p->in_ks) {
+		peer_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Puts p in the table, forgetting the engine used longest ago when it is full. */
+static void peer_insert(struct srd_auth *a, struct auth_peer *p)
+{
+	unsigned b;
+
+	if (a->npeers >= SRD_AUTH_PEERS) {
+		struct auth_peer **victim = NULL;
+
+		for (unsigned i = 0; i < BUCKETS; i++)
+			for (struct auth_peer **q = &a->bucket[i]; *q; q = &(*q)->next)
+				if (!victim || (*q)->used < (*victim)->used)
+					victim = q;
+		if (victim) {
+			struct auth_peer *v = *victim;
+
+			*victim = v->next;
+			peer_free(v);
+			a->npeers--;
+			a->stats.evictions++;
+		}
+	}
+	b = bucket_of(&p->id);
+	p->next = a->bucket[b];
+	a->bucket[b] = p;
+	a->npeers++;
+}
+
+/* ---- sealing ------------------------------------------------------------------------ */
+
+struct srd_auth *srd_auth_new(const uint8_t secret[SRD_AUTH_SECRET_LEN],
+                              const struct srd_addr *self, uint64_t salt)
+{
+	struct srd_auth *a = calloc(1, sizeof(*a));
+	EVP_MAC *mac;
+
+	if (!a)
+		return NULL;
+	memcpy(a->secret, secret, SRD_AUTH_SECRET_LEN);
+	a->self = *self;
+	a->salt = salt;
+	mac = EVP_MAC_fetch(NULL, "POLY1305", NULL);
+	a->poly = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	EVP_MAC_free(mac);
+	if (!a->poly) {
+		srd_auth_del(a);
+		return NULL;
+	}
+	return a;
+}
+
+void srd_auth_del(struct srd_auth *a)
+{
+	if (!a)
+		return;
+	for (unsigned i = 0; i < BUCKETS; i++) {
+		while (a->bucket[i]) {
+			struct auth_peer *p = a->bucket[i];
+
+			a->bucket[i] = p->next;
+			peer_free(p);
+		}
+	}
+	EVP_MAC_CTX_free(a->poly);
+	OPENSSL_cleanse(a, sizeof(*a));
+	free(a);
+}
+
+int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct iovec *iov,
+                  unsigned n, uint8_t trailer[SRD_AUTH_TRAILER_LEN])
+{
+	struct auth_peer *p = peer_find(a, to);
+	uint64_t ctr;
+
+	if (!p) {
+		p = peer_make(a, to);
+		if (!p)
+			return SRD_ERR_NOMEM;
+		peer_insert(a, p);
+	}
+	p->used = ++a->clock;
+	if (p->tx_next == p->tx_end) {
+		uint64_t block = a->next_block++;
+
+		if (!fill_block(a, p->out_ks, a->salt, block, &p->tx))
+			return SRD_ERR_NOMEM;
+		p->tx_next = block * BLOCK_KEYS;
+		p->tx_end = p->tx_next + BLOCK_KEYS;
+	}
+	ctr = p->tx_next++;
+	put64(trailer, a->salt);
+	put64(trailer + 8, ctr);
+	if (!tag_of(a, p->tx.key[ctr % BLOCK_KEYS], iov, n, trailer, 16, trailer + 16))
+		return SRD_ERR_NOMEM;
+	a->stats.sealed++;
+	return 0;
+}
+
+/* ---- opening ------------------------------------------------------------------------ */
+
+static bool retired(const struct auth_peer *p, uint64_t salt)
+{
+	for (unsigned i = 0; i < p->nretired && i < RETIRED; i++)
+		if (p->retired[i] == salt)
+			return true;
+	return false;
+}
+
+/* Whether (salt, ctr) may be new: the replay check, without changing anything. */
+static int replay_check(const struct auth_peer *p, uint64_t salt, uint64_t ctr)
+{
+	uint64_t back;
+
+	if (!p || !p->seen_any)
+		return 0;
+	if (salt != p->salt)
+		return retired(p, salt) ? SRD_ERR_REPLAY : 0;
+	if (ctr > p->top)
+		return 0;
+	back = p->top - ctr;
+	if (back >= REPLAY_WINDOW || (p->window[back / 64] >> (back % 64) & 1))
+		return SRD_ERR_REPLAY;
+	return 0;
+}
+
+/* Moves every seen bit `shift` places back (bit i to bit i + shift): a newer top. */
+static void window_shift(uint64_t w[REPLAY_WINDOW / 64], uint64_t shift)
+{
+	const int nw = REPLAY_WINDOW / 64;
+	unsigned words, bits;
+
+	if (shift >= REPLAY_WINDOW) {
+		memset(w, 0, REPLAY_WINDOW / 8);
+		return;
+	}
+	words = (unsigned)(shift / 64);
+	bits = (unsigned)(shift % 64);
+	for (int i = nw - 1; i >= 0; i--) {
+		int src = i - (int)words;
+		uint64_t v = 0;
+
+		if (src >= 0) {
+			v = w[src] << bits;
+			if (bits && src > 0)
+				v |= w[src - 1] >> (64 - bits);
+		}
+		w[i] = v;
+	}
+}
+
+/* Records an authentic (salt, ctr). */
+static void replay_note(struct auth_peer *p, uint64_t salt, uint64_t ctr)
+{
+	if (!p->seen_any || salt != p->salt) {
+		/* A new incarnation of the sender: the one before may never come back. */
+		if (p->seen_any)
+			p->retired[p->nretired++ % RETIRED] = p->salt;
+		p->seen_any = true;
+		p->salt = salt;
+		p->top = ctr;
+		memset(p->window, 0, sizeof(p->window));
+		p->window[0] = 1;
+		return;
+	}
+	if (ctr > p->top) {
+		window_shift(p->window, ctr - p->top);
+		p->window[0] |= 1;
+		p->top = ctr;
+		return;
+	}
+	p->window[(p->top - ctr) / 64] |= 1ull << ((p->top - ctr) % 64);
+}
+
+int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len)
+{
+	struct auth_peer *p = peer_find(a, id), *fresh = NULL;
+	const uint8_t *tr;
+	struct otk_block *b;
+	uint8_t tag[SRD_AUTH_TAG_LEN];
+	uint64_t salt, ctr, block;
+	int err;
+
+	if (len < SRD_AUTH_TRAILER_LEN)
+		return SRD_ERR_SHORT;
+	tr = pkt + len - SRD_AUTH_TRAILER_LEN;
+	salt = get64(tr);
+	ctr = get64(tr + 8);
+	block = ctr / BLOCK_KEYS;
+	err = replay_check(p, salt, ctr);
+	if (err) {
+		a->stats.replayed++;
+		return err;
+	}
+	if (!p) {
+		/* Not in the table until its datagram proves it: a flood of forgeries
+		 * naming new engines must not push out the ones we talk to. */
+		fresh = p = peer_make(a, id);
+		if (!p)
+			return SRD_ERR_NOMEM;
+	}
+	if (p->rx[0].valid && p->rx[0].salt == salt && p->rx[0].block == block)
+		b = &p->rx[0];
+	else if (p->rx[1].valid && p->rx[1].salt == salt && p->rx[1].block == block)
+		b = &p->rx[1];
+	else if (!fill_block(a, p->in_ks, salt, block, b = &p->rx[p->rx_last ^ 1]))
+		goto nomem;
+	if (!tag_of(a, b->key[ctr % BLOCK_KEYS], NULL, 0, pkt, len - SRD_AUTH_TAG_LEN, tag))
+		goto nomem;
+	if (CRYPTO_memcmp(tag, tr + 16, SRD_AUTH_TAG_LEN)) {
+		a->stats.bad_tag++;
+		if (fresh)
+			peer_free(fresh);
+		return SRD_ERR_AUTH;
+	}
+	p->rx_last = (unsigned)(b - p->rx);
+	replay_note(p, salt, ctr);
+	p->used = ++a->clock;
+	if (fresh)
+		peer_insert(a, fresh);
+	a->stats.opened++;
+	return (int)(len - SRD_AUTH_TRAILER_LEN);
+nomem:
+	if (fresh)
+		peer_free(fresh);
+	return SRD_ERR_NOMEM;
+}
+
+const struct srd_auth_stats *srd_auth_stats(const struct srd_auth *a)
+{
+	return &a->stats;
+}
