@@ -265,6 +265,11 @@ if [ -x "$here/scale.sh" ]; then
 	"$here/scale.sh" "$build"
 fi
 
+# The cost of authentication: the softefa measures with it off and on, side by side.
+echo "perf: authentication off and on" >&2
+AB_ENV_A=SOFTEFA_AUTH=0 "$here/ab.sh" "$build" "$build" "${AUTH_ROUNDS:-3}" >"$out/auth.txt" &&
+	/usr/bin/python3 "$here/auth_report.py" "$out/auth.txt" >"$out/auth.md" || rm -f "$out/auth.md"
+
 # make bench publishes (PERF_DOCS=docs); a run by hand writes bench/out/perf/report/.
 docs_out=${PERF_DOCS:-$out/report}
 mkdir -p "$docs_out"

@@ -261,7 +261,7 @@ def main():
             shown = f"{v:.2f}" if v is not None else "not measured"
             w.append(f"- **{name}** (ratio {shown}): {why[name]}")
         w.append("")
-    for part in ("profile.md", "cost.md", "scale.md"):
+    for part in ("auth.md", "profile.md", "cost.md", "scale.md"):
         path = os.path.join(d, part)
         if os.path.exists(path):
             with open(path) as f:

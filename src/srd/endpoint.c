@@ -5,9 +5,6 @@
  * caller services one timer however many peers there are.
  */
 #include <stdlib.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
 #include <string.h>
 
 #include "srd_impl.h"
@@ -44,42 +41,6 @@ const struct srd_stats *srd_ep_stats(const struct srd_ep *ep)
 	return &ep->stats;
 }
 
-/*
- * The keys of the endpoint's randomness, from the caller's seed: one for the values
- * that must be unpredictable, and, through it, the path-choice generator's state, so
- * that what the path choices show (every packet names its path) reveals nothing of
- * the key.
- */
-static void prf_init(struct srd_ep *ep, uint64_t seed)
-{
-	static const char label[] = "softefa srd randomness";
-	uint8_t in[sizeof(label) + 8];
-
-	memcpy(in, label, sizeof(label));
-	for (int i = 0; i < 8; i++)
-		in[sizeof(label) + i] = (uint8_t)(seed >> (8 * i));
-	SHA256(in, sizeof(in), ep->prf_key);
-	do
-		ep->rng = (uint64_t)srd_secret32(ep, "paths") << 32 | srd_secret32(ep, "paths");
-	while (!ep->rng);
-}
-
-uint32_t srd_secret32(struct srd_ep *ep, const char *purpose)
-{
-	uint8_t msg[64], out[32];
-	unsigned len = sizeof(out);
-	size_t n = strlen(purpose);
-	uint64_t c = ep->prf_count++;
-
-	if (n > sizeof(msg) - 8)
-		n = sizeof(msg) - 8;
-	memcpy(msg, purpose, n);
-	for (int i = 0; i < 8; i++)
-		msg[n + (size_t)i] = (uint8_t)(c >> (8 * i));
-	HMAC(EVP_sha256(), ep->prf_key, sizeof(ep->prf_key), msg, n + 8, out, &len);
-	return (uint32_t)out[0] << 24 | (uint32_t)out[1] << 16 | (uint32_t)out[2] << 8 | out[3];
-}
-
 struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbacks *cb, void *user,
                           uint64_t seed)
 {
@@ -110,7 +71,7 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 		ep->cfg.window = 64;
 	ep->cb = *cb;
 	ep->user = user;
-	prf_init(ep, seed);
+	srd_random_init(ep, seed);
 	do
 		ep->epoch = srd_secret32(ep, "epoch");
 	while (ep->epoch == 0);

@@ -36,6 +36,8 @@ static inline int psn_le(uint32_t a, uint32_t b)
  */
 struct srd_ep;
 uint32_t srd_secret32(struct srd_ep *ep, const char *purpose);
+/* Draws the endpoint's keys (random.c) from the caller's seed. */
+void srd_random_init(struct srd_ep *ep, uint64_t seed);
 
 static inline uint64_t srd_rand(uint64_t *s)
 {
