@@ -21,10 +21,13 @@
 #include <unistd.h>
 
 #include "../src/net/counters.h"
+#include "../src/util/fs.h"
 #include "rdma_out.h"
 
 /* Exported by softefa's libibverbs (SOFTEFA_PRIVATE_1). */
 const char *softefa_run_dir(void);
+/* libibverbs' (rdma-core declares it in its driver header, not installed here). */
+int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size);
 
 struct opts {
 	bool json, pretty;
@@ -126,21 +129,15 @@ static struct dev *find_dev(const char *name)
 	return NULL;
 }
 
-/* The leading number of a sysfs file ("4: ACTIVE"), or -1. */
+/* The leading number of a sysfs file ("4: ACTIVE"), or -1. Read as libibverbs reads
+ * any sysfs file: never through a link, never waiting on a FIFO. */
 static long sysfs_num(const struct dev *d, const char *rel)
 {
-	char path[PATH_MAX], buf[64];
-	long v = -1;
-	FILE *f;
+	char buf[64];
 
-	snprintf(path, sizeof(path), "%s/%s", d->ibdev->ibdev_path, rel);
-	f = fopen(path, "re");
-	if (!f)
+	if (ibv_read_sysfs_file(d->ibdev->ibdev_path, rel, buf, sizeof(buf)) <= 0)
 		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtol(buf, NULL, 0);
-	fclose(f);
-	return v;
+	return strtol(buf, NULL, 0);
 }
 
 /* A GUID as iproute2 prints it: four groups of four hex digits, most significant first. */
@@ -152,19 +149,13 @@ static void guid_str(uint64_t g, char *out, size_t cap)
 
 static uint64_t sysfs_guid(const struct dev *d, const char *rel)
 {
-	char path[PATH_MAX];
 	unsigned a, b, c, e;
-	uint64_t g = 0;
-	FILE *f;
+	char buf[64];
 
-	snprintf(path, sizeof(path), "%s/%s", d->ibdev->ibdev_path, rel);
-	f = fopen(path, "re");
-	if (!f)
+	if (ibv_read_sysfs_file(d->ibdev->ibdev_path, rel, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%x:%x:%x:%x", &a, &b, &c, &e) != 4)
 		return 0;
-	if (fscanf(f, "%x:%x:%x:%x", &a, &b, &c, &e) == 4)
-		g = (uint64_t)a << 48 | (uint64_t)b << 32 | (uint64_t)c << 16 | e;
-	fclose(f);
-	return g;
+	return (uint64_t)a << 48 | (uint64_t)b << 32 | (uint64_t)c << 16 | e;
 }
 
 /* iproute2's names for the kernel's numbers. */
@@ -258,17 +249,26 @@ static void dev_one(struct rd_out *o, const struct dev *d)
 static void read_published(const char *dir, uint64_t *v)
 {
 	for (unsigned i = 0; i < NET_EFA_PORT_COUNTERS; i++) {
-		char path[PATH_MAX + 64], buf[32] = "";
-		FILE *f;
+		char buf[32];
 
-		snprintf(path, sizeof(path), "%s/%s", dir, net_efa_port_names[i]);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(buf, sizeof(buf), f))
-				v[i] = strtoull(buf, NULL, 10);
-			fclose(f);
-		}
+		if (ibv_read_sysfs_file(dir, net_efa_port_names[i], buf, sizeof(buf)) > 0)
+			v[i] = strtoull(buf, NULL, 10);
 	}
+}
+
+/* Whether the stats directory may be read: absent (no engine ran yet: all 0) or one
+ * that vets. Another user's is refused, once, on stderr (docs/security.md). */
+static bool stats_dir_ok(const char *stats)
+{
+	static bool told;
+	struct sefa_unsafe u;
+	int err = sefa_vet_dir(stats, &u);
+
+	if (err == -EPERM && !told) {
+		told = true;
+		fprintf(stderr, "rdma: not reading softefa's counters: %s %s\n", u.path, u.why);
+	}
+	return err != -EPERM;
 }
 
 static void port_counters(const struct dev *d, uint64_t v[NET_EFA_PORT_COUNTERS])
@@ -287,6 +287,8 @@ static void port_counters(const struct dev *d, uint64_t v[NET_EFA_PORT_COUNTERS]
 		addr[i] = (uint8_t)(g >> (40 - 8 * i));
 	snprintf(stats, sizeof(stats), "%s/stats", softefa_run_dir());
 	snprintf(rel, sizeof(rel), "%s/ports/1/hw_counters", d->ibdev->ibdev_path);
+	if (!stats_dir_ok(stats))
+		return;
 	lock = net_devsum_lock_bounded(stats, 2000);
 	if (lock == -EWOULDBLOCK) {
 		/* A publisher stopped while holding the lock (^Z): what it last published. */

@@ -72,6 +72,25 @@ static void tools_on_path(void)
 	setenv("PATH", buf, 1);
 }
 
+/*
+ * The directories in use go to the program as SOFTEFA_RUN_DIR and SOFTEFA_SYSFS_DIR:
+ * when the library refused the configured ones for a private fallback, the program
+ * (and what it starts) then uses the same fallback, its stats and tree, rather than
+ * refusing them again and making one of its own.
+ */
+static void pass_dirs_on(const char *tree)
+{
+	char root[PATH_MAX];
+	const char *slash = strrchr(tree, '/');
+
+	if (*softefa_run_dir())
+		setenv("SOFTEFA_RUN_DIR", softefa_run_dir(), 1);
+	if (slash && slash != tree) {
+		snprintf(root, sizeof(root), "%.*s", (int)(slash - tree), tree);
+		setenv("SOFTEFA_SYSFS_DIR", root, 1);
+	}
+}
+
 static int setup_env(char *libdir, size_t cap, const char **sysfs)
 {
 	const char *old = getenv("LD_LIBRARY_PATH");
@@ -89,8 +108,14 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 	list = ibv_get_device_list(NULL);
 	if (list)
 		ibv_free_device_list(list);
+	/* SYSFS_PATH names only a tree the library vetted (docs/security.md); with none,
+	 * an inherited one goes too, and readers see /sys. */
 	*sysfs = softefa_sysfs_dir();
-	setenv("SYSFS_PATH", *sysfs, 1);
+	if (**sysfs)
+		setenv("SYSFS_PATH", *sysfs, 1);
+	else
+		unsetenv("SYSFS_PATH");
+	pass_dirs_on(*sysfs);
 	return 0;
 }
 
@@ -127,7 +152,14 @@ static int cmd_env(void)
 		return 1;
 	tools_on_path();
 	printf("export LD_LIBRARY_PATH='%s'\n", getenv("LD_LIBRARY_PATH"));
-	printf("export SYSFS_PATH='%s'\n", sysfs);
+	if (*sysfs)
+		printf("export SYSFS_PATH='%s'\n", sysfs);
+	else
+		printf("unset SYSFS_PATH\n");
+	if (getenv("SOFTEFA_RUN_DIR"))
+		printf("export SOFTEFA_RUN_DIR='%s'\n", getenv("SOFTEFA_RUN_DIR"));
+	if (getenv("SOFTEFA_SYSFS_DIR"))
+		printf("export SOFTEFA_SYSFS_DIR='%s'\n", getenv("SOFTEFA_SYSFS_DIR"));
 	printf("export PATH='%s'\n", getenv("PATH") ? getenv("PATH") : "");
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../src/net/counters.h"
+#include "../src/util/fs.h"
 #include "tool.h"
 
 static void print_one(const struct net_stats_file *s, bool json, bool *first)
@@ -41,9 +42,10 @@ int tool_stats(int argc, char **argv)
 {
 	char dir[512], path[1024];
 	bool json = false, first = true;
+	struct sefa_unsafe u;
 	long only_pid = 0;
 	struct dirent *de;
-	int fd;
+	int fd, err;
 	DIR *d;
 
 	for (int i = 0; i < argc; i++) {
@@ -57,6 +59,13 @@ int tool_stats(int argc, char **argv)
 		}
 	}
 	snprintf(dir, sizeof(dir), "%s/stats", softefa_run_dir());
+	/* Only a directory no one else can write in (docs/security.md); absent, no engine
+	 * ran yet. */
+	err = sefa_vet_dir(dir, &u);
+	if (err == -EPERM) {
+		fprintf(stderr, "softefa stats: not reading %s: %s %s\n", dir, u.path, u.why);
+		return 1;
+	}
 	/* Files left by processes that died go, their counts kept in the device's sums
 	 * (rdma statistic shows those: docs/rdma-tool.md). */
 	fd = net_devsum_lock_bounded(dir, 2000);
@@ -77,7 +86,7 @@ int tool_stats(int argc, char **argv)
 		if (only_pid && (long)pid != only_pid)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = sefa_open_ours(path, O_RDONLY, 0);
 		if (fd < 0)
 			continue;
 		/* A live engine holds its file (counters.h); one just gone is skipped. */

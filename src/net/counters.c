@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The counters' names, EFA's view of them, and their device-wide sums across processes
- * (counters.h). Plain libc only: the softefa tools build this file in as well.
+ * (counters.h). Plain libc and src/util/fs.c only: the softefa tools build these in as
+ * well. Every file of a stats directory is opened with sefa_open_ours: a FIFO or a link
+ * put there is refused, never waited on or followed.
  */
 #include "counters.h"
 
@@ -16,6 +18,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../util/fs.h"
 
 const char *const net_counter_names[] = {
 #define NET_COUNTER_NAME(name, desc) #name,
@@ -110,9 +114,9 @@ int net_devsum_lock(const char *stats_dir, int wait)
 
 	if (snprintf(path, sizeof(path), "%s/lock", stats_dir) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = sefa_open_ours(path, O_RDWR | O_CREAT, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
 		int err = -errno;
 
@@ -191,7 +195,7 @@ static void gone_path(char *out, size_t cap, const char *stats_dir, const uint8_
 /* The gone sums of a device: 0 when there are none yet. */
 static void read_gone(const char *path, struct net_stats_file *g)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = sefa_open_ours(path, O_RDONLY, 0);
 	const struct net_stats_file *s = fd >= 0 ? map_stats(fd) : NULL;
 
 	memset(g, 0, sizeof(*g));
@@ -220,9 +224,9 @@ static int fold(const char *stats_dir, const struct net_stats_file *dead)
 	memcpy(g.gid, dead->gid, sizeof(g.gid));
 	g.ncounters = net_counter_count;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = sefa_open_ours(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = write(fd, &g, sizeof(g));
 	if (close(fd) || n != (ssize_t)sizeof(g) || rename(tmp, path)) {
 		unlink(tmp);
@@ -260,7 +264,7 @@ void net_devsum(const char *stats_dir, const uint8_t addr[4], unsigned dev,
 			struct stat st;
 
 			snprintf(path, sizeof(path), "%s/%s", stats_dir, de->d_name);
-			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			fd = sefa_open_ours(path, O_RDONLY, 0);
 			if (fd >= 0 && !fstat(fd, &st) && time(NULL) - st.st_mtime > 10 &&
 			    !net_stats_fd_alive(fd))
 				unlink(path);
@@ -273,7 +277,7 @@ void net_devsum(const char *stats_dir, const uint8_t addr[4], unsigned dev,
 		if (snprintf(path, sizeof(path), "%s/%s", stats_dir, de->d_name) >=
 		    (int)sizeof(path))
 			continue;
-		fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = sefa_open_ours(path, O_RDONLY, 0);
 		if (fd < 0)
 			continue;
 		s = map_stats(fd);
@@ -305,9 +309,9 @@ static int put_file(const char *dir, const char *name, const char *text, int kee
 	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	snprintf(tmp, sizeof(tmp), "%s/.%s.%d", dir, name, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = sefa_open_ours(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = write(fd, text, len);
 	if (close(fd) || n != (ssize_t)len)
 		err = -EIO;

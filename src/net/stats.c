@@ -24,6 +24,7 @@
 
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/rundir.h"
 
 #define NET_PUBLISH_NS (100ull * 1000000)
 
@@ -73,9 +74,9 @@ static void pub_open(struct net_engine *e, const struct sefa_config *cfg)
 
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
 	e->stats.pub_dir[0] = '\0';
-	if (e->stats.path[0] &&
+	if (e->stats.path[0] && *sefa_sysfs_root() &&
 	    snprintf(e->stats.pub_dir, sizeof(e->stats.pub_dir), "%s/counters/%s/efa_%u",
-	             cfg->sysfs_dir, addr, e->dev_index) < (int)sizeof(e->stats.pub_dir) &&
+	             sefa_sysfs_root(), addr, e->dev_index) < (int)sizeof(e->stats.pub_dir) &&
 	    (sefa_mkdirs(e->stats.pub_dir, 0755) || net_efa_publish_init(e->stats.pub_dir)))
 		e->stats.pub_dir[0] = '\0';
 	e->stats.pub_valid = false;
@@ -89,8 +90,10 @@ void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
 	struct net_stats_file *f = &e->stats.fallback;
 
 	e->stats.fd = -1;
-	snprintf(dir, sizeof(dir), "%s/stats", cfg->run_dir);
-	if (!sefa_private_dir(cfg->run_dir) && !sefa_private_dir(dir)) {
+	/* The run directory in use has vetted (src/util/rundir.h); its stats directory
+	 * must too. */
+	snprintf(dir, sizeof(dir), "%s/stats", sefa_run_dir());
+	if (*sefa_run_dir() && !sefa_private_dir(dir)) {
 		snprintf(e->stats.path, sizeof(e->stats.path), "%s/%d.%u", dir, (int)getpid(),
 		         e->dev_index);
 		snprintf(tmp, sizeof(tmp), "%s/.new.%d.%u", dir, (int)getpid(), e->dev_index);

@@ -11,6 +11,7 @@
 
 #include "fs.h"
 #include "log.h"
+#include "rundir.h"
 
 #define HEX_LEN (2 * SEFA_SECRET_LEN)
 
@@ -34,16 +35,16 @@ static int read_key(const char *path, uint8_t key[SEFA_SECRET_LEN])
 	char buf[HEX_LEN + 64];
 	struct stat st;
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int fd = sefa_private_file_open(path, O_RDONLY, 0);
 
+	if (fd == -EPERM)
+		sefa_log(SEFA_LOG_ERROR,
+		         "key file %s is not a private regular file of this user (mode 0600 or "
+		         "0400, in a directory of theirs others cannot write)",
+		         path);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != getuid()) {
-		sefa_log(SEFA_LOG_ERROR, "key file %s is not a regular file of this user", path);
-		close(fd);
-		return -EPERM;
-	}
-	if (st.st_mode & 077) {
+		return fd;
+	if (fstat(fd, &st) || (st.st_mode & 077)) {
 		sefa_log(SEFA_LOG_ERROR,
 		         "key file %s may be read by others (mode %03o): chmod 600 it", path,
 		         (unsigned)(st.st_mode & 0777));
@@ -105,14 +106,12 @@ int sefa_secret_create(const char *path)
 static int run_dir_key(const char *run_dir, uint8_t key[SEFA_SECRET_LEN])
 {
 	char path[SEFA_PATH_MAX + 16], tmp[SEFA_PATH_MAX + 48];
-	int err = sefa_private_dir(run_dir);
+	int err;
 
-	if (err) {
-		sefa_log(SEFA_LOG_ERROR,
-		         "no private run directory %s for the authentication key: set "
-		         "SOFTEFA_RUN_DIR or SOFTEFA_KEY_FILE",
-		         run_dir);
-		return err;
+	if (!run_dir[0]) {
+		sefa_log(SEFA_LOG_ERROR, "no private run directory for the authentication key: "
+		                         "set SOFTEFA_RUN_DIR or SOFTEFA_KEY_FILE");
+		return -EPERM;
 	}
 	snprintf(path, sizeof(path), "%s/auth.key", run_dir);
 	err = read_key(path, key);
@@ -137,7 +136,7 @@ int sefa_secret_load(const struct sefa_config *cfg, uint8_t key[SEFA_SECRET_LEN]
 	int err;
 
 	if (!cfg->key_file[0])
-		return run_dir_key(cfg->run_dir, key);
+		return run_dir_key(sefa_run_dir(), key);
 	err = read_key(cfg->key_file, key);
 	if (err == -ENOENT || err == -ELOOP)
 		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_KEY_FILE=%s: %s", cfg->key_file,

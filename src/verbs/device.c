@@ -22,6 +22,7 @@
 #include "../net/counters.h"
 #include "../util/fs.h"
 #include "../util/log.h"
+#include "../util/rundir.h"
 #include "sefa.h"
 
 static struct sefa_device devices[SEFA_MAX_DEVICES];
@@ -55,6 +56,8 @@ static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
 #define SYSFS_FORMAT "v3"
 #define SYSFS_STAMP  "softefa-sysfs"
 static char tree_dir[PATH_MAX];
+/* The tree at tree_dir vetted whole (docs/security.md): only then is it handed out. */
+static bool tree_ok;
 
 bool sefa_is_our_device(const struct ibv_device *dev)
 {
@@ -76,15 +79,19 @@ static void devices_init(void)
 
 	if (!sefa_config_valid())
 		return;
+	/* No private place at all for a tree (the reason was logged): no device, rather
+	 * than paths into a place someone else may fill. */
+	if (!*sefa_sysfs_root())
+		return;
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
-	pathf(tree_dir, sizeof(tree_dir), "%s/%s-%udev-%s", cfg->sysfs_dir, SYSFS_FORMAT,
+	pathf(tree_dir, sizeof(tree_dir), "%s/%s-%udev-%s", sefa_sysfs_root(), SYSFS_FORMAT,
 	      cfg->ndevs, addr);
 	/* A device's paths (struct ibv_device: 256 bytes) must hold the tree's path and
 	 * "/class/infiniband_verbs/uverbsNN": a longer setting lists no device. */
 	if (!tree_dir[0] || strlen(tree_dir) + 40 > sizeof(devices[0].ibdev.ibdev_path)) {
 		sefa_log(SEFA_LOG_ERROR,
 		         "SOFTEFA_SYSFS_DIR is too long (%zu characters): no device",
-		         strlen(cfg->sysfs_dir));
+		         strlen(sefa_sysfs_root()));
 		tree_dir[0] = '\0';
 		return;
 	}
@@ -116,40 +123,34 @@ static int write_file(const char *dir, const char *name, const char *fmt, ...)
 	char path[PATH_MAX];
 	va_list ap;
 	FILE *f;
+	int fd;
 
 	pathf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "we");
-	if (!f)
-		return -errno;
+	/* New, never through a link, and writable by no one else: the tree must vet. */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
 	va_end(ap);
 	return fclose(f) ? -errno : 0;
 }
 
-static void rm_rf(const char *path)
+/* The published counters of d, where its ports/1/hw_counters leads; values already
+ * there stay. */
+static int make_counters(const struct sefa_device *d)
 {
-	struct dirent *de;
-	char sub[PATH_MAX];
-	DIR *d = opendir(path);
+	const struct sefa_config *cfg = sefa_config_get();
+	char dir[PATH_MAX], addr[INET_ADDRSTRLEN];
 
-	if (!d) {
-		unlink(path);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		pathf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		if (!lstat(sub, &st) && S_ISDIR(st.st_mode))
-			rm_rf(sub);
-		else
-			unlink(sub);
-	}
-	closedir(d);
-	rmdir(path);
+	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
+	pathf(dir, sizeof(dir), "%s/counters/%s/%s", sefa_sysfs_root(), addr, d->ibdev.name);
+	return sefa_mkdirs_755(dir) | net_efa_publish_init(dir);
 }
 
 /*
@@ -163,12 +164,9 @@ static int build_hw_counters(const char *dev_dir, const struct sefa_device *d)
 {
 	const struct sefa_config *cfg = sefa_config_get();
 	char dir[PATH_MAX], link[PATH_MAX], target[128], addr[INET_ADDRSTRLEN];
-	int err = 0;
+	int err = make_counters(d);
 
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
-	pathf(dir, sizeof(dir), "%s/counters/%s/%s", cfg->sysfs_dir, addr, d->ibdev.name);
-	err |= sefa_mkdirs_755(dir);
-	err |= net_efa_publish_init(dir);
 	snprintf(target, sizeof(target), "../../../../../../counters/%s/%s", addr, d->ibdev.name);
 	pathf(link, sizeof(link), "%s/ports/1/hw_counters", dev_dir);
 	if (symlink(target, link))
@@ -280,60 +278,126 @@ static void remove_dead_builds(const char *dir)
 		if (strncmp(de->d_name, ".build.", 7))
 			continue;
 		pathf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
-		fd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = open(sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (!fstat(fd, &st) && now - st.st_mtime > 10 && !flock(fd, LOCK_EX | LOCK_NB))
-			rm_rf(sub);
+			sefa_rm_tree(sub);
 		close(fd);
 	}
 	closedir(d);
 }
 
-/*
- * Builds this configuration's tree beside its final place and renames it in, unless
- * it is there already. A tree in place is never touched again: another process may be
- * reading it, and it holds exactly what this one would write. Two builders racing both
- * build; the first rename wins and the other's copy is thrown away.
- */
-static void sysfs_build(void)
+/* No tree this process can vouch for: the devices point at none. */
+static void tree_off(void)
 {
-	const struct sefa_config *cfg = sefa_config_get();
-	char tmp[PATH_MAX], stamp[PATH_MAX];
-	const char *key;
+	tree_ok = false;
+	sefa_log(SEFA_LOG_ERROR, "no sysfs tree for this process: sysfs readers see no device");
+	for (unsigned i = 0; i < ndevices; i++) {
+		devices[i].ibdev.ibdev_path[0] = '\0';
+		devices[i].ibdev.dev_path[0] = '\0';
+	}
+}
+
+/*
+ * What is in place at root/sub, vetted (src/util/fs.h) before anything in it is
+ * trusted: 1 when it vets (and, with stamp, holds that file: it is whole), 0 when there
+ * is none, -1 when it was refused. A refused one is said in one line and set aside
+ * (renamed within root, which is ours, then removed) so that a new one can be made.
+ */
+static int in_place(const char *root, const char *sub, const char *what, const char *stamp)
+{
+	static unsigned seq;
+	char path[PATH_MAX], aside[PATH_MAX];
+	struct sefa_unsafe u;
+	struct stat st;
+	int err = sefa_vet_tree(root, sub, &u);
+
+	pathf(path, sizeof(path), "%s/%s", root, sub);
+	if (err == -ENOENT)
+		return 0;
+	if (!err && stamp) {
+		pathf(aside, sizeof(aside), "%s/%s", path, stamp);
+		if (lstat(aside, &st) || !S_ISREG(st.st_mode)) {
+			err = -EPERM;
+			snprintf(u.path, sizeof(u.path), "%s", path);
+			snprintf(u.why, sizeof(u.why), "has no %s file (it is not whole)", stamp);
+		}
+	}
+	if (!err)
+		return 1;
+	if (err == -EPERM)
+		sefa_log(SEFA_LOG_ERROR, "refusing the %s at %s: %s %s; making a new one", what,
+		         path, u.path, u.why);
+	else
+		sefa_log(SEFA_LOG_ERROR, "refusing the %s at %s: %s; making a new one", what, path,
+		         strerror(-err));
+	pathf(aside, sizeof(aside), "%s/.bad.%d.%u", root, (int)getpid(), seq++);
+	if (!rename(path, aside))
+		sefa_rm_tree(aside);
+	return -1;
+}
+
+/* Builds the tree at tmp (a fresh directory) and renames it into place; 0 or -1. */
+static int build_and_place(const char *tmp)
+{
 	int lock = -1;
 
-	if (!ndevices || !tree_dir[0])
-		return;
-	pathf(stamp, sizeof(stamp), "%s/%s", tree_dir, SYSFS_STAMP);
-	if (!access(stamp, F_OK))
-		return;
-	/* The default trees live in the per-user run directory: vet it first. */
-	if (!strncmp(cfg->sysfs_dir, cfg->run_dir, strlen(cfg->run_dir)) &&
-	    sefa_private_dir(cfg->run_dir))
-		return;
-	if (sefa_mkdirs_755(cfg->sysfs_dir))
-		return;
-	remove_dead_builds(cfg->sysfs_dir);
-	key = strrchr(tree_dir, '/') + 1;
-	pathf(tmp, sizeof(tmp), "%s/.build.%s.%d", cfg->sysfs_dir, key, (int)getpid());
-	rm_rf(tmp);
-	if (sefa_mkdirs_755(tmp) || (lock = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	sefa_rm_tree(tmp);
+	if (sefa_mkdirs_755(tmp) ||
+	    (lock = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    flock(lock, LOCK_EX) || build_tree(tmp)) {
 		sefa_log(SEFA_LOG_WARN, "could not build the sysfs tree under %s", tmp);
-		rm_rf(tmp);
+		sefa_rm_tree(tmp);
 		if (lock >= 0)
 			close(lock);
-		return;
+		return -1;
 	}
 	if (rename(tmp, tree_dir)) {
 		/* Another process put its (identical) tree there first. */
 		if (errno != EEXIST && errno != ENOTEMPTY)
 			sefa_log(SEFA_LOG_WARN, "could not put the sysfs tree at %s: %s", tree_dir,
 			         strerror(errno));
-		rm_rf(tmp);
+		sefa_rm_tree(tmp);
 	}
 	close(lock);
+	return 0;
+}
+
+/*
+ * Builds this configuration's tree beside its final place and renames it in, unless
+ * one is there already and vets. A tree in place is never changed: another process may
+ * be reading it, and it holds exactly what this one would write. Two builders racing
+ * both build; the first rename wins and the other's copy is thrown away. Whichever
+ * tree ends up in place is vetted before its paths are handed out; if none vets, the
+ * devices have no sysfs paths at all rather than paths into a tree nobody checked.
+ */
+static void sysfs_build(void)
+{
+	const struct sefa_config *cfg = sefa_config_get();
+	const char *root = sefa_sysfs_root();
+	char tmp[PATH_MAX], counters[64], addr[INET_ADDRSTRLEN];
+	const char *key;
+
+	if (!ndevices || !tree_dir[0])
+		return;
+	key = strrchr(tree_dir, '/') + 1;
+	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
+	snprintf(counters, sizeof(counters), "counters/%s", addr);
+	in_place(root, counters, "published counters", NULL);
+	tree_ok = in_place(root, key, "sysfs tree", SYSFS_STAMP) == 1;
+	if (tree_ok) {
+		/* The counters its links lead to, again if they were refused. */
+		for (unsigned i = 0; i < ndevices; i++)
+			make_counters(&devices[i]);
+	} else {
+		remove_dead_builds(root);
+		pathf(tmp, sizeof(tmp), "%s/.build.%s.%d", root, key, (int)getpid());
+		tree_ok =
+		    !build_and_place(tmp) && in_place(root, key, "sysfs tree", SYSFS_STAMP) == 1;
+	}
+	if (!tree_ok || in_place(root, counters, "published counters", NULL) < 0)
+		tree_off();
 }
 
 static pthread_once_t sysfs_once = PTHREAD_ONCE_INIT;
@@ -388,14 +452,16 @@ SEFA_EXPORT int ibv_get_device_index(struct ibv_device *device)
 }
 
 /* For the softefa tool (SOFTEFA_PRIVATE_1): this configuration's sysfs tree (what
- * SYSFS_PATH should name), once devices were listed; and where state is kept. */
+ * SYSFS_PATH should name; "" when there is none that vets); and where state is kept
+ * (src/util/rundir.h). */
 SEFA_EXPORT const char *softefa_sysfs_dir(void)
 {
 	pthread_once(&devices_once, devices_init);
-	return tree_dir;
+	sefa_sysfs_ensure();
+	return tree_ok ? tree_dir : "";
 }
 
 SEFA_EXPORT const char *softefa_run_dir(void)
 {
-	return sefa_config_get()->run_dir;
+	return sefa_run_dir();
 }

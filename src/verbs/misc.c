@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../util/fs.h"
+#include "../util/log.h"
 #include "sefa.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -225,23 +228,53 @@ SEFA_EXPORT int ibv_dofork_range(void *base, size_t size)
 
 /* ---- sysfs ----------------------------------------------------------------------- */
 
+/*
+ * SYSFS_PATH is honoured only where no other local user can change what is read: its
+ * real path and every directory above it must be root's or ours and writable by no one
+ * else (unless sticky, as /tmp). A stale SYSFS_PATH into a run directory someone else
+ * has since made (docs/security.md) gives /sys instead.
+ */
 SEFA_EXPORT const char *ibv_get_sysfs_path(void)
 {
 	const char *env = getenv("SYSFS_PATH");
 	static char path[256];
+	static bool told;
+	struct sefa_unsafe u;
+	char self[300];
+	int err;
 
-	if (env && *env) {
-		snprintf(path, sizeof(path), "%s", env);
-		for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
-			path[n - 1] = '\0';
+	if (!env || !*env)
+		return "/sys";
+	snprintf(path, sizeof(path), "%s", env);
+	for (size_t n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+		path[n - 1] = '\0';
+	/* The parents of "<path>/." are path itself and all above it. */
+	snprintf(self, sizeof(self), "%s/.", path);
+	err = sefa_vet_parents(self, &u);
+	if (!err)
 		return path;
+	if (!told) {
+		told = true;
+		if (err == -EPERM)
+			sefa_log(SEFA_LOG_ERROR, "SYSFS_PATH=%s refused: %s %s; using /sys", path,
+			         u.path, u.why);
+		else
+			sefa_log(SEFA_LOG_ERROR, "SYSFS_PATH=%s refused: %s; using /sys", path,
+			         strerror(-err));
 	}
 	return "/sys";
 }
 
+/*
+ * Clients read the tree (and real sysfs) through here: never through a symlink in the
+ * last component, never blocking (a FIFO planted in a tree would hang them), and only
+ * a regular file that is ours or root's (real sysfs), and, when ours, writable by no
+ * one else.
+ */
 SEFA_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf, size_t size)
 {
 	char path[512];
+	struct stat st;
 	ssize_t len;
 	int fd;
 
@@ -249,9 +282,14 @@ SEFA_EXPORT int ibv_read_sysfs_file(const char *dir, const char *file, char *buf
 		return -1;
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >= (int)sizeof(path))
 		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (st.st_uid != getuid() && st.st_uid != 0) ||
+	    (st.st_uid == getuid() && (st.st_mode & 022))) {
+		close(fd);
+		return -1;
+	}
 	len = read(fd, buf, size - 1);
 	close(fd);
 	if (len <= 0)
