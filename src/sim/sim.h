@@ -107,6 +107,10 @@ enum sim_run_end {
 	SIM_END_IDLE,       /* no events left, operations still pending */
 };
 
+/* Every host's base port (its paths send from SIM_BASE_PORT + path): what a test that
+ * forges a datagram (sim_forge) puts in its header. */
+#define SIM_BASE_PORT 4791u
+
 struct sim *sim_new(uint64_t seed);
 void sim_free(struct sim *s);
 

@@ -6,11 +6,10 @@
 #include "sim.h"
 #include "../srd/auth.h"
 
-#define SIM_BASE_PORT 4791u
-#define SIM_QPN       1u
-#define SIM_QKEY      0x11111111u
-#define SIM_RKEY      0x5eed0001u
-#define SIM_SLOT      (1ull << 32) /* an operation's remote address: id * SIM_SLOT */
+#define SIM_QPN  1u
+#define SIM_QKEY 0x11111111u
+#define SIM_RKEY 0x5eed0001u
+#define SIM_SLOT (1ull << 32) /* an operation's remote address: id * SIM_SLOT */
 /* Ethernet header and FCS, IPv4 and UDP headers: what a datagram costs on a wire. */
 #define SIM_WIRE_OVERHEAD 46u
 

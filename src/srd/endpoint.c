@@ -76,6 +76,7 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 		ep->epoch = srd_secret32(ep, "epoch");
 	while (ep->epoch == 0);
 	list_init(&ep->ready);
+	list_init(&ep->unproven);
 	ep->msg_pool = (struct srd_pool){NULL, 0, SRD_POOL_CAP, sizeof(struct srd_msg)};
 	ep->rxmsg_pool = (struct srd_pool){NULL, 0, SRD_POOL_CAP, sizeof(struct srd_rxmsg)};
 	return ep;
@@ -111,13 +112,13 @@ void srd_ep_del(struct srd_ep *ep)
 	free(ep);
 }
 
-struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
+static void heap_remove(struct srd_ep *ep, struct srd_peer *p);
+
+static struct srd_peer *peer_new(struct srd_ep *ep, const struct srd_addr *addr)
 {
-	struct srd_peer *p = srd_peer_find(ep, addr);
+	struct srd_peer *p;
 	unsigned h;
 
-	if (p)
-		return p;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -131,9 +132,66 @@ struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
 		peer_free(p);
 		return NULL;
 	}
+	list_init(&p->unproven_link);
 	h = srd_addr_hash(addr->ip, addr->port) % SRD_PEER_HASH;
 	p->hnext = ep->peers[h];
 	ep->peers[h] = p;
+	return p;
+}
+
+/* A peer stops being only heard from: we talk to it, or it showed it knows us. */
+static void peer_prove(struct srd_ep *ep, struct srd_peer *p)
+{
+	if (!p->unproven)
+		return;
+	p->unproven = false;
+	list_del(&p->unproven_link);
+	ep->nunproven--;
+}
+
+/* Forgets a peer only heard from: it holds no message, claim or read (nothing is
+ * taken from a sender before it proves it knows us), only timers and owed answers. */
+static void peer_evict(struct srd_ep *ep, struct srd_peer *p)
+{
+	struct srd_peer **q = &ep->peers[srd_addr_hash(p->addr.ip, p->addr.port) % SRD_PEER_HASH];
+
+	while (*q != p)
+		q = &(*q)->hnext;
+	*q = p->hnext;
+	heap_remove(ep, p);
+	if (list_linked(&p->ready))
+		list_del(&p->ready);
+	peer_prove(ep, p);
+	peer_free(p);
+	ep->stats.peers_evicted++;
+}
+
+struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr)
+{
+	struct srd_peer *p = srd_peer_find(ep, addr);
+
+	if (p) {
+		peer_prove(ep, p);
+		return p;
+	}
+	return peer_new(ep, addr);
+}
+
+/* The peer a datagram came from: made, if new, as only heard from (bounded). */
+static struct srd_peer *peer_heard(struct srd_ep *ep, const struct srd_addr *addr)
+{
+	struct srd_peer *p = srd_peer_find(ep, addr);
+
+	if (p)
+		return p;
+	if (ep->nunproven >= SRD_UNPROVEN_MAX)
+		peer_evict(ep, container_of(ep->unproven.next, struct srd_peer, unproven_link));
+	p = peer_new(ep, addr);
+	if (p) {
+		p->unproven = true;
+		list_add_tail(&ep->unproven, &p->unproven_link);
+		ep->nunproven++;
+	}
 	return p;
 }
 
@@ -268,7 +326,7 @@ static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *fro
 	if (!srd_sender_ok(from->port, h->src_port))
 		return SRD_ERR_SOURCE;
 	a.port = h->src_port;
-	p = srd_peer_get(ep, &a);
+	p = peer_heard(ep, &a);
 	if (!p)
 		return SRD_ERR_NOMEM;
 	if (h->flags & SRD_DATA_F_ACK) {
@@ -284,6 +342,9 @@ static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *fro
 		srd_tx_on_ack(p, &ack, now);
 	}
 	srd_rx_on_data(p, h, payload, now);
+	/* Data of the incarnation we track, naming ours: it heard our answer. */
+	if (p->unproven && h->dst_epoch == ep->epoch && h->src_epoch == p->rx.peer_epoch)
+		peer_prove(ep, p);
 	peer_done(p, now);
 	return 0;
 }

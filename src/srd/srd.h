@@ -202,6 +202,12 @@ void srd_ep_del(struct srd_ep *ep);
 /* Our incarnation: a random nonzero number, new with every endpoint. */
 uint32_t srd_ep_epoch(const struct srd_ep *ep);
 
+/*
+ * Peers only heard from (their hellos), never sent to nor proven to know our epoch,
+ * are kept at most this many; the oldest is forgotten for a new one (docs/security.md).
+ */
+#define SRD_UNPROVEN_MAX 1024u
+
 /* The peer state for addr, created on first use. NULL when out of memory. */
 struct srd_peer *srd_peer_get(struct srd_ep *ep, const struct srd_addr *addr);
 
@@ -300,6 +306,7 @@ struct srd_stats {
 	uint64_t msgs_silent_rx;    /* partly received, then their sender fell silent */
 	uint64_t ack_invalid_rx;    /* acks naming PSNs never sent: dropped whole */
 	uint64_t restart_refused;   /* claims of a new incarnation while the old one lives */
+	uint64_t peers_evicted;     /* peers only heard from, forgotten to make room */
 };
 /* The endpoint's counters, live (valid until srd_ep_del). */
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);

@@ -207,8 +207,13 @@ struct srd_peer {
 	struct srd_rx rx;
 	struct srd_peer *hnext;
 	struct list_node ready; /* in ep->ready: has packets to send */
-	uint64_t deadline;      /* earliest timer; UINT64_MAX if none */
-	uint32_t heap_idx;      /* position in ep->heap, or UINT32_MAX */
+	/* Only heard from: never sent to by us, never shown to know our epoch (a hello
+	 * from anyone). Such peers hold nothing and live in ep->unproven, oldest first,
+	 * which is bounded: a flood of hellos cannot grow the endpoint without limit. */
+	bool unproven;
+	struct list_node unproven_link;
+	uint64_t deadline; /* earliest timer; UINT64_MAX if none */
+	uint32_t heap_idx; /* position in ep->heap, or UINT32_MAX */
 };
 
 #define SRD_PEER_HASH 1024
@@ -267,7 +272,9 @@ struct srd_ep {
 	struct srd_peer **heap; /* min-heap of peers by deadline */
 	uint32_t nheap, heap_cap;
 	struct srd_stats stats;
-	uint32_t tx_inflight; /* data packets in flight to every peer */
+	uint32_t tx_inflight;      /* data packets in flight to every peer */
+	struct list_node unproven; /* peers only heard from, oldest first */
+	uint32_t nunproven;
 	struct srd_pool msg_pool, rxmsg_pool;
 };
 

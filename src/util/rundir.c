@@ -94,9 +94,10 @@ static void sysfs_fall_back(int err, const struct sefa_unsafe *u)
 	snprintf(refused, sizeof(refused), "%s", sysfs_root);
 	if (*fb)
 		snprintf(instead, sizeof(instead), "%s/sysfs", fb);
-	if (!strcmp(instead, refused) || (*instead && dir_usable(instead, 0755, &again)))
+	if (!strcmp(instead, refused) || (*instead && dir_usable(instead, 0755, &again)) ||
+	    strlen(instead) >= sizeof(sysfs_root))
 		instead[0] = '\0';
-	snprintf(sysfs_root, sizeof(sysfs_root), "%s", instead);
+	memcpy(sysfs_root, instead, strlen(instead) + 1); /* fits: checked above */
 	say_refused("sysfs directory", refused, err, u, sysfs_root, "SOFTEFA_SYSFS_DIR");
 }
 

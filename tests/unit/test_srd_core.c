@@ -785,6 +785,44 @@ static void test_forged_restart(enum forgery kind)
 	sim_free(s);
 }
 
+/*
+ * A flood of hellos, each from a new engine (its own real port), at a receiver that
+ * host 0 streams to, without authentication: the peers only heard from stay within
+ * SRD_UNPROVEN_MAX, the oldest forgotten, and the live sender loses nothing.
+ */
+static void test_hello_flood(void)
+{
+	struct srd_config c = base_cfg();
+	struct srd_data_hdr d = {.flags = 0,
+	                         .src_epoch = 77,
+	                         .psn = 5,
+	                         .msg_len = 10,
+	                         .payload_len = 10,
+	                         .opcode = SRD_OP_SEND,
+	                         .qkey = 1};
+	uint8_t buf[SRD_DATA_HDR_LEN + 10] = {0};
+	const uint32_t n = SRD_UNPROVEN_MAX + 3000;
+	struct sim *s;
+
+	pair_auth = false;
+	s = pair_plain(41, &c);
+	pair_auth = true;
+	for (int i = 0; i < 40; i++)
+		post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
+	for (uint32_t i = 0; i < n; i++) {
+		/* From port BASE + 1000 + i, naming itself as that engine's base port. */
+		d.src_port = (uint16_t)(SIM_BASE_PORT + 1000 + i);
+		srd_data_encode(buf, &d);
+		REQUIRE(sim_forge(s, 0, 1, 1000 + i, buf, sizeof(buf)) == 0);
+	}
+	CHECK(run(s));
+	for (uint32_t i = 0; i < 40; i++)
+		CHECK_EQ(op_at(s, i)->status, SRD_OK);
+	CHECK(ep_stats(s, 1)->peers_evicted >= n - SRD_UNPROVEN_MAX);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
+}
+
 int main(void)
 {
 	test_basic();
@@ -807,5 +845,6 @@ int main(void)
 	test_forged_restart(F_HELLO);
 	test_forged_restart(F_ONPATH_DATA);
 	test_forged_restart(F_STALE);
+	test_hello_flood();
 	return check_report("test_srd_core");
 }
