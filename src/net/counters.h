@@ -81,7 +81,9 @@
 	X(rx_bad_auth, "datagrams dropped: their authentication tag fails (forged, corrupt)")   \
 	X(rx_replayed, "datagrams dropped: authentic, but seen before or from a past sender")   \
 	X(rx_spoofed, "datagrams dropped: naming an engine whose ports they did not come from") \
-	X(rx_auth_mismatch, "datagrams dropped: authenticated where auth is off, or not at all")
+	X(rx_auth_mismatch, "datagrams dropped: with auth where it is off, or without it")      \
+	X(srd_restart_refused, "SRD claims that a live peer restarted: not believed")           \
+	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

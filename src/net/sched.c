@@ -102,6 +102,8 @@ static void copy_stats(struct net_engine *e)
 	c->srd_peer_restarts = s->peer_restarts;
 	c->srd_path_down = s->path_down;
 	c->srd_ack_invalid_rx = s->ack_invalid_rx;
+	c->srd_restart_refused = s->restart_refused;
+	c->srd_peers_evicted = s->peers_evicted;
 }
 
 void net_engine_defer_tx(struct net_engine *e)
