@@ -70,11 +70,17 @@ static inline pid_t fork_target(void (*run)(int fd), int *fd)
 	return child;
 }
 
-/* The private run directory goes at the end, if it was ours and is empty. */
+/* The private run directory goes at the end, if it was ours: its authentication key,
+ * then the directory if nothing else is left. */
 static inline void proc_pair_done(void)
 {
-	if (proc_pair_run_dir[sizeof(proc_pair_run_dir) - 2] != 'X')
-		rmdir(proc_pair_run_dir);
+	char key[sizeof(proc_pair_run_dir) + 16];
+
+	if (proc_pair_run_dir[sizeof(proc_pair_run_dir) - 2] == 'X')
+		return;
+	snprintf(key, sizeof(key), "%s/auth.key", proc_pair_run_dir);
+	unlink(key);
+	rmdir(proc_pair_run_dir);
 }
 
 #endif

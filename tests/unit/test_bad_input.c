@@ -252,6 +252,12 @@ int main(void)
 	close(fd);
 	end_close(&a);
 	end_close(&b);
+	{
+		char key[sizeof(run_dir) + 16];
+
+		snprintf(key, sizeof(key), "%s/auth.key", run_dir);
+		unlink(key);
+	}
 	rmdir(run_dir); /* the stats dir goes when the engine does */
 	return check_report("test_bad_input");
 }

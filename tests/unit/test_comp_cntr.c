@@ -390,11 +390,7 @@ int main(void)
 	CHECK_EQ(ibv_destroy_comp_cntr(c_send), 0);
 	CHECK_EQ(ibv_destroy_comp_cntr(c_write), 0);
 	CHECK_EQ(ibv_destroy_comp_cntr(c_read), 0);
-	ibv_destroy_ah(ah);
-	ibv_dereg_mr(mr);
-	ibv_destroy_cq(cq);
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
+	srd_teardown(NULL, ah, mr, cq, pd, ctx);
 	proc_pair_done();
 	if (check_failures)
 		fprintf(stderr, "test_comp_cntr: %d check(s) failed\n", check_failures);

@@ -93,4 +93,22 @@ static inline struct ibv_ah *ah_to(struct ibv_pd *pd, const union ibv_gid *gid)
 	return ibv_create_ah(pd, &aa);
 }
 
+/* Tears down what the above made, in the order verbs requires (any may be NULL but
+ * ctx). */
+static inline void srd_teardown(struct ibv_qp *qp, struct ibv_ah *ah, struct ibv_mr *mr,
+                                struct ibv_cq *cq, struct ibv_pd *pd, struct ibv_context *ctx)
+{
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (ah)
+		ibv_destroy_ah(ah);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+}
+
 #endif
