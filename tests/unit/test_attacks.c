@@ -380,8 +380,13 @@ int main(void)
 	CHECK_EQ(ENGINE_COUNTER(getpid(), srd_peer_restarts), 0);
 	CHECK_EQ(ENGINE_COUNTER(target, srd_peer_restarts), 0);
 	/* The flood's 32,000 engines took bounded memory (about 2 MB of peers at most;
-	 * unbounded, each hello's peer would stay: 2 KB each). */
+	 * unbounded, each hello's peer would stay: 2 KB each). Sanitizers keep freed memory
+	 * in quarantine and add their own: the plain build checks this. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	printf("memory bound not checked under a sanitizer (freed memory is quarantined)\n");
+#else
 	CHECK(rep.rss_growth_kb < 8 * 1024);
+#endif
 	/* Each forgery was counted where it was dropped. */
 	CHECK(ENGINE_COUNTER(target, rx_spoofed) > 0);
 	if (auth) {
@@ -397,6 +402,7 @@ int main(void)
 	REQUIRE(waitpid(target, &status, 0) == target);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	srd_teardown(qp, ah, mr, cq, pd, ctx);
+	free(buf);
 	proc_pair_done();
 	return check_report("test_attacks");
 }
