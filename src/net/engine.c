@@ -4,10 +4,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
+#include "../util/clock.h"
 #include "../util/log.h"
 #include "../util/secret.h"
 
@@ -21,6 +24,7 @@ static bool engine_free(struct net_engine *e)
 		return false;
 	net_srd_stop(e);
 	srd_auth_del(e->auth);
+	e->auth = NULL;
 	net_tx_fini(e);
 	net_ud_fini(e);
 	net_stats_close(e);
@@ -34,6 +38,30 @@ static bool engine_free(struct net_engine *e)
 }
 
 /*
+ * A forked child that goes on with an inherited engine must not repeat its parent's
+ * key stream (one-time keys used twice let an observer forge): each engine it holds
+ * takes a new salt. No lock: the child has one thread, and a lock another thread of the
+ * parent held is held for ever in the child.
+ */
+static void auth_after_fork(void)
+{
+	for (unsigned i = 0; i < SEFA_MAX_DEVICES; i++) {
+		uint64_t salt;
+
+		if (engines[i] && engines[i]->auth &&
+		    getrandom(&salt, sizeof(salt), 0) == sizeof(salt))
+			srd_auth_resalt(engines[i]->auth, salt);
+		else if (engines[i] && engines[i]->auth)
+			srd_auth_resalt(engines[i]->auth, sefa_now_ns() ^ (uint64_t)getpid() << 40);
+	}
+}
+
+static void auth_fork_hook(void)
+{
+	pthread_atfork(NULL, NULL, auth_after_fork);
+}
+
+/*
  * The authenticator, keyed by the user's secret and this engine's identity; its salt
  * (random per engine) keeps this incarnation's key stream apart from every other's.
  */
@@ -44,11 +72,14 @@ static int auth_start(struct net_engine *e, const struct sefa_config *cfg)
 	uint64_t salt;
 	int err;
 
+	static pthread_once_t hooked = PTHREAD_ONCE_INIT;
+
 	if (!cfg->auth) {
 		sefa_log(SEFA_LOG_INFO, "efa_%u: SOFTEFA_AUTH=0: datagrams are not authenticated",
 		         e->dev_index);
 		return 0;
 	}
+	pthread_once(&hooked, auth_fork_hook);
 	err = sefa_secret_load(cfg, secret);
 	if (err)
 		return err;

@@ -157,10 +157,10 @@ struct net_rx {
 		struct cmsghdr align;
 		uint8_t buf[CMSG_SPACE(sizeof(int))];
 	} ctrl[NET_RX_BATCH];
-	uint64_t now;         /* when the batch being dispatched was read (service.c reads it) */
-	unsigned vlen;        /* datagrams the next recvmmsg asks for */
-	bool direct;          /* the last datagram was a large RDMA one: peek at the next */
-	unsigned auth_warned; /* datagrams whose authentication disagreed with ours */
+	uint64_t now;     /* when the batch being dispatched was read (service.c reads it) */
+	unsigned vlen;    /* datagrams the next recvmmsg asks for */
+	bool direct;      /* the last datagram was a large RDMA one: peek at the next */
+	bool auth_warned; /* a datagram's authentication disagreed with ours: said once */
 	uint8_t hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
 	_Atomic uint64_t last_ns;      /* the socket was last read (progress.c reads it) */
 };

@@ -152,12 +152,13 @@ static int rx_open(struct net_engine *e, const uint8_t *pkt, size_t *len,
 		return err;
 	if (!e->auth != !srd_wire_authenticated(pkt, *len)) {
 		/* One side runs with SOFTEFA_AUTH=0: say so once, it is a set-up error. */
-		if (!e->rx.auth_warned++)
+		if (!e->rx.auth_warned)
 			sefa_log(SEFA_LOG_ERROR,
 			         "datagrams from %s:%u %s authentication, and this engine %s: "
 			         "SOFTEFA_AUTH must agree",
 			         inet_ntoa(from->sin_addr), id.port, e->auth ? "lack" : "carry",
 			         e->auth ? "requires it" : "has it off");
+		e->rx.auth_warned = true;
 		net_ctr(e)->rx_auth_mismatch++;
 		return 1;
 	}

@@ -143,8 +143,9 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	c.rto_min_ns = cfg->srd_rto_min_us * 1000ull;
 	if (c.rto_init_ns < c.rto_min_ns)
 		c.rto_init_ns = c.rto_min_ns;
+	/* The seed keys every epoch and initial PSN: never a guessable one. */
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-		seed = sefa_now_ns() ^ ((uint64_t)getpid() << 32);
+		return -EIO;
 	e->srd = srd_ep_new(&c, &glue_cb, e, seed);
 	return e->srd ? 0 : -ENOMEM;
 }

@@ -9,11 +9,17 @@
  * time from one key-stream call: one EVP call per 64 datagrams instead of one each,
  * which is most of the cost of a small datagram's tag.
  *
- * Key stream positions: a sender numbers its datagrams with one counter for all
- * its peers, handing each peer a block of 64 at a time, so a (salt, counter) pair is
- * never used twice under one pair key, even when a peer's entry is evicted and made
- * again. Block b is ChaCha20 with nonce (salt, b >> 27) from block counter
- * (b mod 2^27) * 32: 32 ChaCha blocks of 64 bytes hold its 64 one-time keys.
+ * Key stream positions: a sender's counter to one peer is (generation << 32) + n,
+ * n counting its datagrams to that peer; a generation is drawn from one counter of
+ * the authenticator whenever a peer's entry is made, so a (salt, counter) pair is never
+ * used twice under one pair key, even when an entry is evicted and made again, and a
+ * receiver sees one peer's counters contiguous (its replay window follows them). Block
+ * b (counters 64b .. 64b + 63) is ChaCha20 with nonce (salt, b >> 27) from block
+ * counter (b mod 2^27) * 32: 32 ChaCha blocks of 64 bytes hold its 64 one-time keys.
+ *
+ * Replay state is kept per incarnation (salt) of a sender, for its last few: one old
+ * datagram never displaces the live incarnation's window, and a forked child, which
+ * takes a new salt (srd_auth_resalt), and its parent can both be heard.
  */
 #include "auth.h"
 
@@ -28,7 +34,7 @@
 #define BLOCK_KEYS    64u
 #define BLOCK_BYTES   (BLOCK_KEYS * OTK_LEN)
 #define REPLAY_WINDOW 256u /* counters below the newest seen that are still told apart */
-#define RETIRED       4u   /* replaced incarnations of a sender remembered, to refuse */
+#define SALTS         4u   /* incarnations of a sender with a replay window of their own */
 #define BUCKETS       1024u
 
 _Static_assert(SRD_AUTH_TRAILER_LEN == 16 + SRD_AUTH_TAG_LEN, "trailer: salt, counter, tag");
@@ -40,31 +46,34 @@ struct otk_block {
 	uint8_t key[BLOCK_KEYS][OTK_LEN];
 };
 
+/* The replay state of one incarnation of a sender. */
+struct salt_window {
+	bool used;
+	uint64_t salt, top;
+	uint64_t last;                       /* the authenticator's clock at last use */
+	uint64_t window[REPLAY_WINDOW / 64]; /* bit i: top - i seen */
+};
+
 /* What we keep for one remote engine: both directions' keys and the replay state. */
 struct auth_peer {
 	struct auth_peer *next; /* bucket chain */
 	struct srd_addr id;
-	uint64_t used; /* for eviction: the authenticator's clock at last use */
-	EVP_CIPHER_CTX *out_ks, *in_ks;
-	/* Sending: the counters of the block handed to this peer. */
-	uint64_t tx_next, tx_end;
+	uint64_t used;                  /* for eviction: the authenticator's clock at last use */
+	EVP_CIPHER_CTX *out_ks, *in_ks; /* out_ks made when we first send to it */
+	/* Sending: our next counter to it, and the block it is in (valid when filled). */
+	uint64_t tx_ctr;
 	struct otk_block tx;
 	/* Receiving: two blocks (a block boundary is crossed out of order) */
 	struct otk_block rx[2];
 	unsigned rx_last; /* which of rx[] verified last */
-	/* Replay state of the sender's current incarnation. */
-	bool seen_any;
-	uint64_t salt, top;
-	uint64_t window[REPLAY_WINDOW / 64]; /* bit i: top - i seen */
-	uint64_t retired[RETIRED];
-	unsigned nretired;
+	struct salt_window win[SALTS];
 };
 
 struct srd_auth {
 	uint8_t secret[SRD_AUTH_SECRET_LEN];
 	struct srd_addr self;
 	uint64_t salt;
-	uint64_t next_block; /* the next block of counters to hand out */
+	uint64_t next_gen; /* the generation of counters the next entry made starts */
 	uint64_t clock;
 	EVP_MAC_CTX *poly;
 	struct auth_peer *bucket[BUCKETS];
@@ -116,14 +125,17 @@ static EVP_CIPHER_CTX *pair_stream(const struct srd_auth *a, const struct srd_ad
 	return c;
 }
 
-/* Fills b with the one-time keys of block `block` of the stream for salt. */
-static bool fill_block(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, uint64_t block,
-                       struct otk_block *b)
+/*
+ * len bytes of the key stream for salt, from ChaCha block `at` of key block `block`
+ * (each key block is 32 ChaCha blocks: 64 one-time keys).
+ */
+static bool stream_at(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, uint64_t block,
+                      uint32_t at, uint8_t *out, int len)
 {
 	uint8_t iv[16];
-	uint32_t ctr = (uint32_t)(block & ((1u << 27) - 1)) * 32u;
+	uint32_t ctr = (uint32_t)(block & ((1u << 27) - 1)) * 32u + at;
 	uint32_t hi = (uint32_t)(block >> 27);
-	int len = 0;
+	int got = 0;
 
 	/* ChaCha20's IV in libcrypto: block counter (little-endian), then the nonce. */
 	for (int i = 0; i < 4; i++)
@@ -131,15 +143,31 @@ static bool fill_block(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, ui
 	put64(iv + 4, salt);
 	for (int i = 0; i < 4; i++)
 		iv[12 + i] = (uint8_t)(hi >> (8 * i));
-	b->valid = false;
-	if (EVP_EncryptInit_ex(ks, NULL, NULL, NULL, iv) != 1 ||
-	    EVP_EncryptUpdate(ks, &b->key[0][0], &len, a->zeros, BLOCK_BYTES) != 1 ||
-	    len != (int)BLOCK_BYTES)
-		return false;
-	b->valid = true;
+	return EVP_EncryptInit_ex(ks, NULL, NULL, NULL, iv) == 1 &&
+	       EVP_EncryptUpdate(ks, out, &got, a->zeros, len) == 1 && got == len;
+}
+
+/* Fills b with the one-time keys of block `block` of the stream for salt. */
+static bool fill_block(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, uint64_t block,
+                       struct otk_block *b)
+{
+	b->valid = stream_at(a, ks, salt, block, 0, &b->key[0][0], (int)BLOCK_BYTES);
 	b->salt = salt;
 	b->block = block;
-	return true;
+	return b->valid;
+}
+
+/* The one-time key of counter ctr alone (a block not made yet): one ChaCha block. */
+static bool one_key(struct srd_auth *a, EVP_CIPHER_CTX *ks, uint64_t salt, uint64_t ctr,
+                    uint8_t key[OTK_LEN])
+{
+	uint32_t idx = (uint32_t)(ctr % BLOCK_KEYS);
+	uint8_t out[64];
+	bool ok = stream_at(a, ks, salt, ctr / BLOCK_KEYS, idx / 2, out, sizeof(out));
+
+	memcpy(key, out + (idx % 2) * OTK_LEN, OTK_LEN);
+	OPENSSL_cleanse(out, sizeof(out));
+	return ok;
 }
 
 /*
@@ -207,9 +235,10 @@ static struct auth_peer *peer_make(struct srd_auth *a, const struct srd_addr *id
 	if (!p)
 		return NULL;
 	p->id = *id;
-	p->out_ks = pair_stream(a, &a->self, id);
+	/* A generation of counters no entry for it had before (32 bits of datagrams). */
+	p->tx_ctr = a->next_gen++ << 32;
 	p->in_ks = pair_stream(a, id, &a->self);
-	if (!p->out_ks || !p->in_ks) {
+	if (!p->in_ks) {
 		peer_free(p);
 		return NULL;
 	}
@@ -295,16 +324,17 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
 			return SRD_ERR_NOMEM;
 		peer_insert(a, p);
 	}
+	if (!p->out_ks && !(p->out_ks = pair_stream(a, &a->self, to)))
+		return SRD_ERR_NOMEM;
 	p->used = ++a->clock;
-	if (p->tx_next == p->tx_end) {
-		uint64_t block = a->next_block++;
-
-		if (!fill_block(a, p->out_ks, a->salt, block, &p->tx))
+	if ((uint32_t)p->tx_ctr == UINT32_MAX)
+		p->tx_ctr = a->next_gen++ << 32; /* 4 billion datagrams: a new generation */
+	ctr = p->tx_ctr;
+	if (!p->tx.valid || p->tx.salt != a->salt || p->tx.block != ctr / BLOCK_KEYS) {
+		if (!fill_block(a, p->out_ks, a->salt, ctr / BLOCK_KEYS, &p->tx))
 			return SRD_ERR_NOMEM;
-		p->tx_next = block * BLOCK_KEYS;
-		p->tx_end = p->tx_next + BLOCK_KEYS;
 	}
-	ctr = p->tx_next++;
+	p->tx_ctr++;
 	put64(trailer, a->salt);
 	put64(trailer + 8, ctr);
 	if (!tag_of(a, p->tx.key[ctr % BLOCK_KEYS], iov, n, trailer, 16, trailer + 16))
@@ -313,29 +343,31 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
 	return 0;
 }
 
+void srd_auth_resalt(struct srd_auth *a, uint64_t salt)
+{
+	a->salt = salt; /* every block cut under the old salt is refilled on next use */
+}
+
 /* ---- opening ------------------------------------------------------------------------ */
 
-static bool retired(const struct auth_peer *p, uint64_t salt)
+static struct salt_window *window_of(struct auth_peer *p, uint64_t salt)
 {
-	for (unsigned i = 0; i < p->nretired && i < RETIRED; i++)
-		if (p->retired[i] == salt)
-			return true;
-	return false;
+	for (unsigned i = 0; p && i < SALTS; i++)
+		if (p->win[i].used && p->win[i].salt == salt)
+			return &p->win[i];
+	return NULL;
 }
 
 /* Whether (salt, ctr) may be new: the replay check, without changing anything. */
-static int replay_check(const struct auth_peer *p, uint64_t salt, uint64_t ctr)
+static int replay_check(struct auth_peer *p, uint64_t salt, uint64_t ctr)
 {
+	const struct salt_window *w = window_of(p, salt);
 	uint64_t back;
 
-	if (!p || !p->seen_any)
+	if (!w || ctr > w->top)
 		return 0;
-	if (salt != p->salt)
-		return retired(p, salt) ? SRD_ERR_REPLAY : 0;
-	if (ctr > p->top)
-		return 0;
-	back = p->top - ctr;
-	if (back >= REPLAY_WINDOW || (p->window[back / 64] >> (back % 64) & 1))
+	back = w->top - ctr;
+	if (back >= REPLAY_WINDOW || (w->window[back / 64] >> (back % 64) & 1))
 		return SRD_ERR_REPLAY;
 	return 0;
 }
@@ -365,35 +397,38 @@ static void window_shift(uint64_t w[REPLAY_WINDOW / 64], uint64_t shift)
 	}
 }
 
-/* Records an authentic (salt, ctr). */
-static void replay_note(struct auth_peer *p, uint64_t salt, uint64_t ctr)
+/* Records an authentic (salt, ctr); a new incarnation takes the window used longest
+ * ago (an incarnation four newer ones have followed is forgotten). */
+static void replay_note(struct srd_auth *a, struct auth_peer *p, uint64_t salt, uint64_t ctr)
 {
-	if (!p->seen_any || salt != p->salt) {
-		/* A new incarnation of the sender: the one before may never come back. */
-		if (p->seen_any)
-			p->retired[p->nretired++ % RETIRED] = p->salt;
-		p->seen_any = true;
-		p->salt = salt;
-		p->top = ctr;
-		memset(p->window, 0, sizeof(p->window));
-		p->window[0] = 1;
-		return;
+	struct salt_window *w = window_of(p, salt);
+
+	if (!w) {
+		w = &p->win[0];
+		for (unsigned i = 1; i < SALTS && w->used; i++)
+			if (!p->win[i].used || p->win[i].last < w->last)
+				w = &p->win[i];
+		memset(w, 0, sizeof(*w));
+		w->used = true;
+		w->salt = salt;
+		w->top = ctr;
+		w->window[0] = 1;
+	} else if (ctr > w->top) {
+		window_shift(w->window, ctr - w->top);
+		w->window[0] |= 1;
+		w->top = ctr;
+	} else {
+		w->window[(w->top - ctr) / 64] |= 1ull << ((w->top - ctr) % 64);
 	}
-	if (ctr > p->top) {
-		window_shift(p->window, ctr - p->top);
-		p->window[0] |= 1;
-		p->top = ctr;
-		return;
-	}
-	p->window[(p->top - ctr) / 64] |= 1ull << ((p->top - ctr) % 64);
+	w->last = a->clock;
 }
 
 int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len)
 {
 	struct auth_peer *p = peer_find(a, id), *fresh = NULL;
-	const uint8_t *tr;
-	struct otk_block *b;
-	uint8_t tag[SRD_AUTH_TAG_LEN];
+	const uint8_t *tr, *otk;
+	struct otk_block *b = NULL;
+	uint8_t tag[SRD_AUTH_TAG_LEN], key[OTK_LEN];
 	uint64_t salt, ctr, block;
 	int err;
 
@@ -415,28 +450,41 @@ int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *
 		if (!p)
 			return SRD_ERR_NOMEM;
 	}
-	if (p->rx[0].valid && p->rx[0].salt == salt && p->rx[0].block == block)
-		b = &p->rx[0];
-	else if (p->rx[1].valid && p->rx[1].salt == salt && p->rx[1].block == block)
-		b = &p->rx[1];
-	else if (!fill_block(a, p->in_ks, salt, block, b = &p->rx[p->rx_last ^ 1]))
+	for (unsigned i = 0; i < 2; i++)
+		if (p->rx[i].valid && p->rx[i].salt == salt && p->rx[i].block == block)
+			b = &p->rx[i];
+	/* A block not cut yet: its one key only, until the tag holds (a forgery must not
+	 * cost a whole block, nor push out one in use). */
+	if (b)
+		otk = b->key[ctr % BLOCK_KEYS];
+	else if (one_key(a, p->in_ks, salt, ctr, key))
+		otk = key;
+	else
 		goto nomem;
-	if (!tag_of(a, b->key[ctr % BLOCK_KEYS], NULL, 0, pkt, len - SRD_AUTH_TAG_LEN, tag))
+	if (!tag_of(a, otk, NULL, 0, pkt, len - SRD_AUTH_TAG_LEN, tag))
 		goto nomem;
+	OPENSSL_cleanse(key, sizeof(key));
 	if (CRYPTO_memcmp(tag, tr + 16, SRD_AUTH_TAG_LEN)) {
 		a->stats.bad_tag++;
 		if (fresh)
 			peer_free(fresh);
 		return SRD_ERR_AUTH;
 	}
+	if (!b) {
+		/* Authentic: the rest of its block will follow, cut it now. */
+		b = &p->rx[p->rx_last ^ 1];
+		if (!fill_block(a, p->in_ks, salt, block, b))
+			b->valid = false;
+	}
 	p->rx_last = (unsigned)(b - p->rx);
-	replay_note(p, salt, ctr);
 	p->used = ++a->clock;
+	replay_note(a, p, salt, ctr);
 	if (fresh)
 		peer_insert(a, fresh);
 	a->stats.opened++;
 	return (int)(len - SRD_AUTH_TRAILER_LEN);
 nomem:
+	OPENSSL_cleanse(key, sizeof(key));
 	if (fresh)
 		peer_free(fresh);
 	return SRD_ERR_NOMEM;

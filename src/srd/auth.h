@@ -33,7 +33,6 @@ struct srd_auth_stats {
 	uint64_t sealed, opened;
 	uint64_t bad_tag;   /* failed the tag: forged, corrupt, or another secret */
 	uint64_t replayed;  /* a counter seen before, or below the replay window */
-	uint64_t stale;     /* from an incarnation of the sender we saw replaced */
 	uint64_t evictions; /* remote engines forgotten to make room */
 };
 
@@ -61,6 +60,10 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
  * replaced incarnation), SRD_ERR_NOMEM. Nothing changes unless the tag holds.
  */
 int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len);
+
+/* A new salt (random) for a copy of the authenticator that must not repeat the
+ * original's key stream: a forked child's. Receivers hear it as a new incarnation. */
+void srd_auth_resalt(struct srd_auth *a, uint64_t salt);
 
 const struct srd_auth_stats *srd_auth_stats(const struct srd_auth *a);
 

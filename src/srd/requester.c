@@ -438,8 +438,11 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 
 void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now)
 {
+	/* Only the incarnation we send to is "alive" for its STALE answers' sake: data
+	 * from its successor must not keep us from believing that it is gone. */
+	if (!p->tx.peer_epoch || p->tx.peer_epoch == epoch)
+		p->tx.last_heard_ns = now;
 	srd_tx_learn_epoch(p, epoch);
-	p->tx.last_heard_ns = now;
 	/* A read of ours waiting behind the peer's traffic is not waiting on a dead peer. */
 	if (!list_empty(&p->tx.readq))
 		p->tx.last_progress_ns = now;
@@ -455,13 +458,18 @@ bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns)
 	return p->tx.last_data_tx_ns && now - p->tx.last_data_tx_ns <= hold_ns;
 }
 
+void srd_tx_peer_gone(struct srd_peer *p)
+{
+	fail_all(p, SRD_LOCAL_UNRESP_REMOTE);
+	p->tx.peer_epoch = 0;
+	p->tx.answered = false;
+}
+
 void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
 {
 	(void)now;
 	p->ep->stats.peer_restarts++;
-	fail_all(p, SRD_LOCAL_UNRESP_REMOTE);
-	p->tx.peer_epoch = 0;
-	p->tx.answered = false;
+	srd_tx_peer_gone(p);
 }
 
 /* ---- sending --------------------------------------------------------------------------- */

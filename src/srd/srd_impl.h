@@ -341,6 +341,8 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 void srd_tx_expiry(struct srd_peer *p, uint64_t now);
 uint64_t srd_tx_deadline(const struct srd_peer *p);
 void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now);
+/* The same without counting a restart (the responder counts the one it proved). */
+void srd_tx_peer_gone(struct srd_peer *p);
 /* We now know which incarnation of the peer we talk to (from its ack or its data). */
 void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch);
 

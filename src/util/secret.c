@@ -51,10 +51,11 @@ static int read_key(const char *path, uint8_t key[SEFA_SECRET_LEN])
 		close(fd);
 		return -EPERM;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
+	/* The whole file is read: anything past what the buffer holds is not a key. */
+	n = st.st_size < (off_t)sizeof(buf) ? read(fd, buf, sizeof(buf) - 1) : -1;
 	close(fd);
 	if (n < 0)
-		return -errno;
+		n = 0;
 	buf[n] = '\0';
 	for (ssize_t i = HEX_LEN; i < n; i++) {
 		if (buf[i] != '\n' && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r')
@@ -65,10 +66,12 @@ static int read_key(const char *path, uint8_t key[SEFA_SECRET_LEN])
 
 		if (hi < 0 || lo < 0)
 			n = -1;
-		key[i] = (uint8_t)(hi << 4 | lo);
+		else
+			key[i] = (uint8_t)(hi << 4 | lo);
 	}
 	memset(buf, 0, sizeof(buf));
 	if (n < HEX_LEN) {
+		memset(key, 0, SEFA_SECRET_LEN);
 		sefa_log(SEFA_LOG_ERROR, "key file %s does not hold 64 hexadecimal digits", path);
 		return -EINVAL;
 	}
@@ -87,10 +90,13 @@ int sefa_secret_create(const char *path)
 		snprintf(hex + 2 * i, 3, "%02x", key[i]);
 	hex[HEX_LEN] = '\n';
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if (fd < 0) {
 		err = -errno;
-	else if (write(fd, hex, HEX_LEN + 1) != HEX_LEN + 1 || fsync(fd))
-		err = errno ? -errno : -EIO;
+	} else {
+		errno = 0; /* a short write sets none */
+		if (write(fd, hex, HEX_LEN + 1) != HEX_LEN + 1 || fsync(fd))
+			err = errno ? -errno : -EIO;
+	}
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
 	memset(key, 0, sizeof(key));

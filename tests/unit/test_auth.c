@@ -96,18 +96,105 @@ static void test_window(void)
 			         SRD_ERR_REPLAY);
 	}
 	srd_auth_del(a);
-	/* A new incarnation of A (new salt): its datagrams open; the old one's do not. */
-	a = srd_auth_new(secret, &A, 7);
-	{
-		uint8_t pkt[128];
-		size_t n = seal(a, &B, pkt, 64);
-
-		CHECK_EQ(srd_auth_open(b, &A, pkt, n), 64);
-		/* A datagram of the replaced incarnation (salt 5), new or recorded: refused. */
-		CHECK_EQ(srd_auth_open(b, &A, pkts[N - 1], len[N - 1]), SRD_ERR_REPLAY);
-	}
-	srd_auth_del(a);
 	srd_auth_del(b);
+}
+
+static uint64_t counter_of(const uint8_t *pkt, size_t n)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | pkt[n - SRD_AUTH_TRAILER_LEN + 8 + (size_t)i];
+	return v;
+}
+
+/*
+ * One sender, many receivers: each receiver sees its own counters contiguous, so a
+ * datagram of an earlier block arriving after later ones is no replay. (With one
+ * counter for all peers, 8 peers took 8 blocks per round and the window lost them.)
+ */
+static void test_many_peers(void)
+{
+	enum { PEERS = 8, ROUNDS = 300 };
+	static uint8_t pkts[ROUNDS][96];
+	size_t len[ROUNDS];
+	struct srd_auth *a = srd_auth_new(secret, &A, 9), *r[PEERS];
+	struct srd_addr to[PEERS];
+
+	for (int k = 0; k < PEERS; k++) {
+		to[k] = (struct srd_addr){B.ip, (uint16_t)(B.port + 100 * k)};
+		r[k] = srd_auth_new(secret, &to[k], 10 + (uint64_t)k);
+	}
+	for (int i = 0; i < ROUNDS; i++)
+		for (int k = 0; k < PEERS; k++) {
+			uint8_t scratch[96];
+
+			if (k == 0)
+				len[i] = seal(a, &to[0], pkts[i], 32);
+			else
+				CHECK_EQ(
+				    srd_auth_open(r[k], &A, scratch, seal(a, &to[k], scratch, 32)),
+				    32);
+		}
+	/* Receiver 0 gets each pair of neighbours swapped, and each block's last key late. */
+	for (int i = 0; i + 1 < ROUNDS; i += 2) {
+		CHECK_EQ(srd_auth_open(r[0], &A, pkts[i + 1], len[i + 1]), 32);
+		CHECK_EQ(srd_auth_open(r[0], &A, pkts[i], len[i]), 32);
+	}
+	/* Counters to one peer are contiguous. */
+	CHECK_EQ(counter_of(pkts[ROUNDS - 1], len[ROUNDS - 1]) - counter_of(pkts[0], len[0]),
+	         ROUNDS - 1);
+	for (int k = 0; k < PEERS; k++)
+		srd_auth_del(r[k]);
+	srd_auth_del(a);
+}
+
+/*
+ * Incarnations: a new one is heard, an old one's datagram (late, or replayed) never
+ * locks the live one out, a copy with a new salt (a forked child) and its original
+ * are both heard, and a datagram seen once is refused whichever incarnation it is of.
+ */
+static void test_incarnations(void)
+{
+	struct srd_auth *old = srd_auth_new(secret, &A, 100), *now = srd_auth_new(secret, &A, 200);
+	struct srd_auth *b = srd_auth_new(secret, &B, 2);
+	uint8_t late[128], p1[128], p2[128];
+	size_t nl = seal(old, &B, late, 50), n1, n2;
+
+	n1 = seal(now, &B, p1, 50);
+	CHECK_EQ(srd_auth_open(b, &A, p1, n1), 50);
+	CHECK_EQ(srd_auth_open(b, &A, late, nl), 50); /* authentic and new to us */
+	CHECK_EQ(srd_auth_open(b, &A, late, nl), SRD_ERR_REPLAY);
+	n2 = seal(now, &B, p2, 50);
+	CHECK_EQ(srd_auth_open(b, &A, p2, n2), 50); /* the live one is still heard */
+	CHECK_EQ(srd_auth_open(b, &A, p1, n1), SRD_ERR_REPLAY);
+	/* Re-salted (a forked child): it and its original are both heard. */
+	srd_auth_resalt(old, 300);
+	n1 = seal(old, &B, p1, 50);
+	CHECK_EQ(srd_auth_open(b, &A, p1, n1), 50);
+	n2 = seal(now, &B, p2, 50);
+	CHECK_EQ(srd_auth_open(b, &A, p2, n2), 50);
+	srd_auth_del(old);
+	srd_auth_del(now);
+	srd_auth_del(b);
+}
+
+/* An entry evicted and made again starts a new generation of counters: its key
+ * stream positions are never used twice. */
+static void test_evicted_generation(void)
+{
+	struct srd_auth *a = srd_auth_new(secret, &A, 1);
+	uint8_t pkt[128];
+	uint64_t before = counter_of(pkt, seal(a, &B, pkt, 16));
+
+	for (unsigned i = 0; i <= SRD_AUTH_PEERS; i++) {
+		struct srd_addr x = {0x0300000a + i, 40000};
+
+		seal(a, &x, pkt, 16);
+	}
+	CHECK(srd_auth_stats(a)->evictions > 0);
+	CHECK(counter_of(pkt, seal(a, &B, pkt, 16)) >> 32 > before >> 32);
+	srd_auth_del(a);
 }
 
 /* Forgeries naming new engines never push out the engines a receiver knows. */
@@ -137,6 +224,9 @@ int main(void)
 	rng = sefa_rng_seed(check_seed_init());
 	test_roundtrip_and_tamper();
 	test_window();
+	test_many_peers();
+	test_incarnations();
+	test_evicted_generation();
 	test_flood();
 	return check_report("test_auth");
 }
