@@ -291,6 +291,20 @@ static bool take_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t
 	return true;
 }
 
+/* A message under way cannot go on: its claim goes back (a receive it took is
+ * returned), and this packet and the rest are refused with status. */
+static bool abandon(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data_hdr *h,
+                    int status, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+
+	ep->cb.rx_abort(ep->user, e->handle);
+	e->handle = NULL;
+	e->status = (uint8_t)status;
+	e->last_ns = now;
+	return refuse(p, h, status);
+}
+
 /* A later packet of a message under way (or refused as a whole): its bytes go where
  * the claim says, and the last one completes it. */
 static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data_hdr *h,
@@ -302,18 +316,16 @@ static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data
 		e->last_ns = now;
 		return refuse(p, h, e->status);
 	}
+	/* Its bytes lie inside the message its packet states; only a message of the length
+	 * claimed (a misbehaving or forged sender's may not be) keeps them in the claim. */
+	if (h->msg_len != e->len)
+		return abandon(p, e, h, SRD_REMOTE_ABORT, now);
 	if (h->payload_len) {
 		int st = ep->cb.rx_place(ep->user, e->handle, h->offset, payload, h->payload_len);
 
-		if (st != SRD_OK) {
-			/* The target went away mid-message: its claim goes back (a receive it
-			 * took is returned), and this packet and the rest are refused. */
-			ep->cb.rx_abort(ep->user, e->handle);
-			e->handle = NULL;
-			e->status = (uint8_t)st;
-			e->last_ns = now;
-			return refuse(p, h, st);
-		}
+		/* The target went away mid-message. */
+		if (st != SRD_OK)
+			return abandon(p, e, h, st, now);
 	}
 	e->received += h->payload_len;
 	if (e->received == e->len) {

@@ -4,7 +4,8 @@
  * filter deciding what the network does to each packet: delivery exactly once and
  * intact under loss of every packet type, reordering, duplication; RNR; peer death
  * before and after it answered; peer restart; a dead path; congestion response to
- * delay and loss; RDMA and its access errors.
+ * delay and loss; RDMA and its access errors; a forged ack, and a packet that lies
+ * about its message's length.
  */
 #include "../../src/sim/sim.h"
 #include "../../src/srd/wire.h"
@@ -684,6 +685,63 @@ static void test_forged_ack(void)
 	sim_free(s);
 }
 
+/* The forger: a copy of host 0's second data packet, at the PSN after the message's
+ * last, stating a message twice as long and a place past the end of the one claimed. */
+struct liar {
+	struct sim *s;
+	bool forged;
+};
+
+static bool lie_longer(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct liar *l = arg;
+	uint8_t buf[SRD_DATA_MAX_HDR + 1000];
+	struct srd_data_hdr h;
+	const uint8_t *payload;
+	size_t n;
+
+	(void)hold_ns;
+	if (l->forged || w->from != 0 || srd_data_decode(w->bytes, w->len, &h, &payload) ||
+	    !h.dst_epoch || h.offset != h.payload_len || h.payload_len > 1000)
+		return false;
+	h.psn += 2;
+	h.msg_len *= 2;
+	h.offset = h.msg_len - h.payload_len;
+	n = srd_data_encode(buf, &h);
+	memcpy(buf + n, payload, h.payload_len);
+	REQUIRE(sim_forge(l->s, 0, 1, 0, buf, (uint32_t)(n + h.payload_len)) == 0);
+	l->forged = true;
+	return false;
+}
+
+/*
+ * A packet of a message under way that states another length than the message's first
+ * (a misbehaving or forged sender's) is never placed, inside the claim or past it: the
+ * message is refused as a whole. Found by fuzz_srd: its bytes went past the claim, and
+ * the message completed with a hole.
+ */
+static void test_disagreeing_length(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(22, &c);
+	struct liar l = {.s = s};
+	struct sim_host_stats st;
+	const struct sim_op *op;
+
+	sim_set_filter(s, lie_longer, &l);
+	post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
+	run(s);
+	op = op_at(s, 0);
+	CHECK(l.forged);
+	CHECK_EQ(op->bad_bytes, 0);
+	CHECK_EQ(op->delivered, 0);
+	CHECK_EQ(op->tx_done, 1);
+	CHECK_EQ(op->status, SRD_REMOTE_ABORT);
+	sim_host_stats(s, 1, &st);
+	CHECK_EQ(st.claims_aborted, 1);
+	sim_free(s);
+}
+
 int main(void)
 {
 	test_basic();
@@ -702,5 +760,6 @@ int main(void)
 	test_rdma();
 	test_rdma_errors();
 	test_forged_ack();
+	test_disagreeing_length();
 	return check_report("test_srd_core");
 }
