@@ -4,9 +4,14 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+# `make fuzz`: seconds per target; `make test-fuzz`: the same, about a minute in all.
+FUZZ_SECONDS ?= 600
+FUZZ_TEST_SECONDS ?= 15
+FUZZ_TARGETS ?= fuzz_wire fuzz_reasm fuzz_srd fuzz_engine fuzz_auth
 JOBS       ?= $(shell nproc)
 
-.PHONY: all build demo bench bench-fabric bench-multihost test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean
+.PHONY: all build demo bench bench-fabric bench-multihost test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean fuzz fuzz-build test-fuzz fuzz-coverage
 
 all: build
 
@@ -27,13 +32,14 @@ demo: deps-demo
 	@$(MAKE) --no-print-directory build
 	@$(BUILD)/bin/softefa demo
 
-# The whole suite: format check, unit tests (plain, ASan+UBSan, TSan), interop tests
-# with Debian's unmodified clients.
+# The whole suite: format check, unit tests (plain, ASan+UBSan, TSan), a short run of
+# each fuzz target, interop tests with Debian's unmodified clients.
 test: deps-test
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory format-check
 	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-tsan
+	@$(MAKE) --no-print-directory test-fuzz
 	@cd $(BUILD) && ctest --output-on-failure --timeout 900
 
 test-asan:
@@ -47,6 +53,24 @@ test-tsan:
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSOFTEFA_SANITIZE=thread >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS)
 	@cd $(TSAN_BUILD) && ctest --output-on-failure -L unit --timeout 600
+
+# The libFuzzer targets of tests/fuzz (docs/security.md), built by clang with coverage,
+# ASan and UBSan in a build of their own.
+fuzz-build:
+	@CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSOFTEFA_FUZZ=ON >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz
+
+# Long runs: each target FUZZ_SECONDS on one core, its corpus kept between runs.
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+# A short run of each from fresh seeds, in `make test`.
+test-fuzz: fuzz-build
+	@tests/fuzz/run.sh --fresh $(FUZZ_BUILD) $(FUZZ_TEST_SECONDS) $(FUZZ_TARGETS)
+
+# The source lines the corpora of the last run reach (llvm-cov, a build of its own).
+fuzz-coverage:
+	@tests/fuzz/coverage.sh $(FUZZ_BUILD)
 
 # softefa against raw UDP, kernel TCP, libfabric and UCX: docs/performance.md.
 bench:
@@ -73,4 +97,4 @@ format-check:
 	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD) $(FUZZ_BUILD)-cov

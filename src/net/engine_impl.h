@@ -316,6 +316,14 @@ int net_rx_init(struct net_engine *e, bool gro);
 void net_rx_fini(struct net_engine *e);
 /* Reads and dispatches pending datagrams without blocking (locked); how many. */
 unsigned net_rx_read(struct net_engine *e, uint64_t now);
+/*
+ * One received buffer of len bytes from `from`, read at now (locked): a datagram, or
+ * with GRO (0 < seg < len) several of one sender, all seg bytes but the last, each
+ * dispatched on its own by type. The receive loop's, and the way in for datagrams that
+ * come from no socket (tests/fuzz/fuzz_engine.c).
+ */
+void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t seg,
+                   const struct sockaddr_in *from, uint64_t now);
 
 /* service.c: one round of progress at now (locked): reads the socket, pumps what that
  * answered, runs due SRD timers and held sends. What happened, as NET_SERVED_* bits. */

@@ -216,16 +216,13 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	rx_ud(e, &h, payload, from);
 }
 
-/*
- * One received buffer: a datagram, or with GRO several of one sender, all of the
- * segment size the control message names but the last, each dispatched on its own.
- */
-static void rx_datagrams(struct net_engine *e, const struct mmsghdr *m, const uint8_t *buf,
-                         const struct sockaddr_in *from)
+/* One received buffer (engine_impl.h): what the socket read hands over, datagram by
+ * datagram. */
+void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t seg,
+                   const struct sockaddr_in *from, uint64_t now)
 {
-	size_t len = m->msg_len, seg = gro_segment(&m->msg_hdr, len);
-
-	if (seg == len) {
+	e->rx.now = now;
+	if (seg == 0 || seg >= len) {
 		int op = srd_data_peek_opcode(buf, len);
 
 		/*
@@ -353,7 +350,9 @@ static unsigned rx_batches(struct net_engine *e)
 				net_ctr(e)->rx_malformed++;
 				continue;
 			}
-			rx_datagrams(e, m, e->rx.iov[i].iov_base, &e->rx.addr[i]);
+			net_rx_buffer(e, e->rx.iov[i].iov_base, m->msg_len,
+			              gro_segment(&m->msg_hdr, m->msg_len), &e->rx.addr[i],
+			              e->rx.now);
 		}
 		/* recvmmsg wrote these back: make them ready for the next call. */
 		for (int i = 0; i < n; i++) {

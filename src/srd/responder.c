@@ -148,8 +148,11 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	struct srd_rx *rx = &p->rx;
 
 	abort_all(p);
-	if (rx->peer_epoch)
+	/* A restart of an incarnation that had proven itself (its data named our epoch);
+	 * one only ever heard in hellos, anyone's, was none. */
+	if (rx->peer_epoch && rx->last_rx_ns)
 		p->ep->stats.peer_restarts++;
+	rx->last_rx_ns = 0;
 	memmove(rx->prev_epochs + 1, rx->prev_epochs,
 	        sizeof(rx->prev_epochs) - sizeof(rx->prev_epochs[0]));
 	rx->prev_epochs[0] = rx->peer_epoch;
@@ -291,6 +294,20 @@ static bool take_read(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t
 	return true;
 }
 
+/* A message under way cannot go on: its claim goes back (a receive it took is
+ * returned), and this packet and the rest are refused with status. */
+static bool abandon(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data_hdr *h,
+                    int status, uint64_t now)
+{
+	struct srd_ep *ep = p->ep;
+
+	ep->cb.rx_abort(ep->user, e->handle);
+	e->handle = NULL;
+	e->status = (uint8_t)status;
+	e->last_ns = now;
+	return refuse(p, h, status);
+}
+
 /* A later packet of a message under way (or refused as a whole): its bytes go where
  * the claim says, and the last one completes it. */
 static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data_hdr *h,
@@ -302,18 +319,16 @@ static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data
 		e->last_ns = now;
 		return refuse(p, h, e->status);
 	}
+	/* Its bytes lie inside the message its packet states; only a message of the length
+	 * claimed (a misbehaving or forged sender's may not be) keeps them in the claim. */
+	if (h->msg_len != e->len)
+		return abandon(p, e, h, SRD_REMOTE_ABORT, now);
 	if (h->payload_len) {
 		int st = ep->cb.rx_place(ep->user, e->handle, h->offset, payload, h->payload_len);
 
-		if (st != SRD_OK) {
-			/* The target went away mid-message: its claim goes back (a receive it
-			 * took is returned), and this packet and the rest are refused. */
-			ep->cb.rx_abort(ep->user, e->handle);
-			e->handle = NULL;
-			e->status = (uint8_t)st;
-			e->last_ns = now;
-			return refuse(p, h, st);
-		}
+		/* The target went away mid-message. */
+		if (st != SRD_OK)
+			return abandon(p, e, h, st, now);
 	}
 	e->received += h->payload_len;
 	if (e->received == e->len) {
@@ -554,18 +569,23 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	p->ep->stats.data_rx++;
 	if (!from_current(p, h, now))
 		return;
-	rx->last_rx_ns = now;
-	/* The sender is alive: what we send it can name it at once. */
-	srd_tx_heard(p, h->src_epoch, now);
 	follow_horizon(p, h->horizon);
 	if (!h->dst_epoch) {
-		/* The sender does not know us yet: take nothing, tell it who we are. */
+		/*
+		 * The sender does not know us yet: take nothing, tell it who we are. Nor
+		 * believe it: anyone can send a hello in its name, so it neither shows that
+		 * incarnation alive nor is it the one our messages address, until its data
+		 * names our epoch (a round trip later).
+		 */
 		p->ep->stats.hello_rx++;
 		rx->ack_pending = true;
 		rx->ack_urgent = true;
 		rx->echo_psn = h->psn;
 		return;
 	}
+	rx->last_rx_ns = now;
+	/* The sender is alive: what we send it can name it at once. */
+	srd_tx_heard(p, h->src_epoch, now);
 	owe_ack(p, h, now);
 	if (in_window(p, h, now))
 		record(p, h, dispatch(p, h, payload, now), now);

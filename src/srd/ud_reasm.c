@@ -169,7 +169,9 @@ static void sender_complete(struct srd_reasm *r, const struct reasm_key *k, uint
 		w->seen = ahead >= (int32_t)REASM_WINDOW ? 0 : w->seen << ahead;
 		w->seen |= 1;
 		w->top = k->msg_id;
-	} else if (-ahead < (int32_t)REASM_WINDOW) {
+	} else if (ahead > -(int32_t)REASM_WINDOW) {
+		/* Inside the window. (Not negated first: half the number space away,
+		 * INT32_MIN, has no negation; it is as far as a number gets.) */
 		w->seen |= 1ull << -ahead;
 	}
 }

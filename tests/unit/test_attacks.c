@@ -213,7 +213,13 @@ static void forge_ack(int s, const struct sockaddr_in *to, uint16_t claim, bool 
 	shoot(s, to, pkt, srd_ack_encode(pkt, &a));
 }
 
-static void attacker(const struct ep_info *a_ep, const struct b_info *b)
+/* Tells the parent how far the attack got: 'f' after the flood, 'r' after 20 rounds. */
+static void say(int fd, char c)
+{
+	(void)!write(fd, &c, 1);
+}
+
+static void attacker(const struct ep_info *a_ep, const struct b_info *b, int progress)
 {
 	struct sockaddr_in to_a, to_b;
 	uint16_t base_a, base_b;
@@ -256,8 +262,9 @@ static void attacker(const struct ep_info *a_ep, const struct b_info *b)
 		close(s);
 		usleep(300); /* paced, so that the victim's socket takes most of them */
 	}
+	say(progress, 'f');
 	/* The forgeries, until A is done and stops us. */
-	for (;;) {
+	for (unsigned round = 1;; round++) {
 		forge_data(own, &to_b, base_a, SRD_OP_SEND, 0, b); /* not from A's ports */
 		for (int i = 0; i < na; i++) {
 			forge_data(in_a[i], &to_b, base_a, SRD_OP_SEND, 0, b);
@@ -271,6 +278,8 @@ static void attacker(const struct ep_info *a_ep, const struct b_info *b)
 			forge_ack(in_b[i], &to_a, base_b, false);
 			forge_ack(in_b[i], &to_a, base_b, true);
 		}
+		if (round == 20)
+			say(progress, 'r');
 		usleep(200);
 	}
 }
@@ -294,8 +303,8 @@ int main(void)
 	uint32_t sent = 0, done = 0, failed = 0, nfree = 128, free_slot[128];
 	bool auth = !getenv("SOFTEFA_AUTH") || strcmp(getenv("SOFTEFA_AUTH"), "0");
 	pid_t target, evil;
-	int fd, status;
-	char go = 1;
+	int fd, status, progress[2];
+	char go = 1, heard;
 
 	rng = sefa_rng_seed(check_seed_init());
 	REQUIRE(buf);
@@ -315,13 +324,18 @@ int main(void)
 	REQUIRE(ah && !ibv_query_gid(ctx, 1, 0, &me.gid));
 	me.qpn = qp->qp_num;
 
+	REQUIRE(!pipe(progress));
 	evil = fork();
 	REQUIRE(evil >= 0);
 	if (evil == 0) {
 		child_bound(getppid(), 120);
-		attacker(&me, &b);
+		close(progress[0]);
+		attacker(&me, &b, progress[1]);
 		_exit(0);
 	}
+	close(progress[1]);
+	/* The stream starts once the flood is in, and runs while the forgeries go on. */
+	REQUIRE(read(progress[0], &heard, 1) == 1 && heard == 'f');
 
 	while (done < N_MSGS) {
 		struct ibv_wc wc[32];
@@ -356,8 +370,11 @@ int main(void)
 			free_slot[nfree++] = (uint32_t)wc[i].wr_id;
 		}
 	}
+	/* Every kind of forgery went out at least 20 times before the attacker stops. */
+	REQUIRE(read(progress[0], &heard, 1) == 1 && heard == 'r');
 	kill(evil, SIGKILL);
 	REQUIRE(waitpid(evil, &status, 0) == evil);
+	close(progress[0]);
 	xfer(fd, &go, 1, 1);
 	xfer(fd, &rep, sizeof(rep), 0);
 

@@ -4,7 +4,8 @@
  * filter deciding what the network does to each packet: delivery exactly once and
  * intact under loss of every packet type, reordering, duplication; RNR; peer death
  * before and after it answered; peer restart; a dead path; congestion response to
- * delay and loss; RDMA and its access errors.
+ * delay and loss; RDMA and its access errors; a forged ack, and a packet that lies
+ * about its message's length.
  */
 #include "../../src/sim/sim.h"
 #include "../../src/srd/wire.h"
@@ -56,6 +57,17 @@ static struct sim *pair_plain(uint64_t seed, const struct srd_config *c)
 	struct sim_link_cfg l = plain_link();
 
 	return pair_new(seed, c, &l);
+}
+
+/* A plain pair authenticating or not (the protocol's own checks are tested without). */
+static struct sim *pair_plain_auth(bool auth, uint64_t seed, const struct srd_config *c)
+{
+	struct sim *s;
+
+	pair_auth = auth;
+	s = pair_plain(seed, c);
+	pair_auth = true;
+	return s;
 }
 
 /* An operation from host 0 to host 1, posted now. */
@@ -676,13 +688,8 @@ static bool forge_ahead(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 static void test_forged_ack(bool auth)
 {
 	struct srd_config c = base_cfg();
-	struct sim *s;
-	struct forger f;
-
-	pair_auth = auth;
-	s = pair_plain(21, &c);
-	pair_auth = true;
-	f = (struct forger){.s = s};
+	struct sim *s = pair_plain_auth(auth, 21, &c);
+	struct forger f = {.s = s};
 
 	sim_set_filter(s, forge_ahead, &f);
 	for (int i = 0; i < 20; i++)
@@ -757,13 +764,9 @@ static bool forge_restart(void *arg, const struct sim_wire *w, uint64_t *hold_ns
 static void test_forged_restart(enum forgery kind)
 {
 	struct srd_config c = base_cfg();
-	struct sim *s;
-	struct claimer f;
+	struct sim *s = pair_plain_auth(false, 31 + kind, &c);
+	struct claimer f = {.s = s, .kind = kind};
 
-	pair_auth = false;
-	s = pair_plain(31 + kind, &c);
-	pair_auth = true;
-	f = (struct claimer){.s = s, .kind = kind};
 	if (getenv("FORGE_TRACE"))
 		sim_set_trace(s, stderr);
 	sim_set_filter(s, forge_restart, &f);
@@ -802,11 +805,8 @@ static void test_hello_flood(void)
 	                         .qkey = 1};
 	uint8_t buf[SRD_DATA_HDR_LEN + 10] = {0};
 	const uint32_t n = SRD_UNPROVEN_MAX + 3000;
-	struct sim *s;
+	struct sim *s = pair_plain_auth(false, 41, &c);
 
-	pair_auth = false;
-	s = pair_plain(41, &c);
-	pair_auth = true;
 	for (int i = 0; i < 40; i++)
 		post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
 	for (uint32_t i = 0; i < n; i++) {
@@ -820,6 +820,64 @@ static void test_hello_flood(void)
 		CHECK_EQ(op_at(s, i)->status, SRD_OK);
 	CHECK(ep_stats(s, 1)->peers_evicted >= n - SRD_UNPROVEN_MAX);
 	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
+}
+
+/* The forger: a copy of host 0's second data packet, at the PSN after the message's
+ * last, stating a message twice as long and a place past the end of the one claimed. */
+struct liar {
+	struct sim *s;
+	bool forged;
+};
+
+static bool lie_longer(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct liar *l = arg;
+	uint8_t buf[SRD_DATA_MAX_HDR + 1000];
+	struct srd_data_hdr h;
+	const uint8_t *payload;
+	size_t n;
+
+	(void)hold_ns;
+	if (l->forged || w->from != 0 || srd_data_decode(w->bytes, w->len, &h, &payload) ||
+	    !h.dst_epoch || h.offset != h.payload_len || h.payload_len > 1000)
+		return false;
+	h.psn += 2;
+	h.msg_len *= 2;
+	h.offset = h.msg_len - h.payload_len;
+	n = srd_data_encode(buf, &h);
+	memcpy(buf + n, payload, h.payload_len);
+	REQUIRE(sim_forge(l->s, 0, 1, 0, buf, (uint32_t)(n + h.payload_len)) == 0);
+	l->forged = true;
+	return false;
+}
+
+/*
+ * A packet of a message under way that states another length than the message's first
+ * (a misbehaving or forged sender's) is never placed, inside the claim or past it: the
+ * message is refused as a whole. Found by fuzz_srd: its bytes went past the claim, and
+ * the message completed with a hole. Without authentication, as a misbehaving peer
+ * (who holds the key) would send it.
+ */
+static void test_disagreeing_length(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain_auth(false, 22, &c);
+	struct liar l = {.s = s};
+	struct sim_host_stats st;
+	const struct sim_op *op;
+
+	sim_set_filter(s, lie_longer, &l);
+	post(s, SIM_OP_SEND, 3000, SIM_OP_OK);
+	run(s);
+	op = op_at(s, 0);
+	CHECK(l.forged);
+	CHECK_EQ(op->bad_bytes, 0);
+	CHECK_EQ(op->delivered, 0);
+	CHECK_EQ(op->tx_done, 1);
+	CHECK_EQ(op->status, SRD_REMOTE_ABORT);
+	sim_host_stats(s, 1, &st);
+	CHECK_EQ(st.claims_aborted, 1);
 	sim_free(s);
 }
 
@@ -846,5 +904,6 @@ int main(void)
 	test_forged_restart(F_ONPATH_DATA);
 	test_forged_restart(F_STALE);
 	test_hello_flood();
+	test_disagreeing_length();
 	return check_report("test_srd_core");
 }

@@ -147,6 +147,28 @@ static void test_duplicates(void)
 	srd_reasm_del(r);
 }
 
+/*
+ * A sender whose next message is numbered half the number space away (2^31 on): it is
+ * neither ahead nor behind, as serial numbers go. Found by fuzz_reasm: negating the
+ * distance overflowed (UBSan). The window of numbers done stays as it was.
+ */
+static void test_half_space(void)
+{
+	struct tmsg near = {msg1.src, msg1.epoch, 1, 1000}, far = near;
+	struct srd_reasm *r = srd_reasm_new(4, 8928, 200 * MS);
+	const uint8_t *out;
+
+	REQUIRE(r);
+	far.id += 0x80000000u;
+	CHECK_EQ(feed(r, &near, 0, 1000, 1, &out), SRD_REASM_DONE);
+	CHECK_EQ(feed(r, &far, 0, 1000, 2, &out), SRD_REASM_DONE);
+	CHECK(whole(out, &far));
+	CHECK_EQ(feed(r, &near, 0, 1000, 3, &out), SRD_REASM_DUP);
+	near.id++;
+	CHECK_EQ(feed(r, &near, 0, 1000, 4, &out), SRD_REASM_DONE);
+	srd_reasm_del(r);
+}
+
 static void test_disagreeing_pieces(void)
 {
 	struct srd_reasm *r = srd_reasm_new(4, 8928, 200 * MS);
@@ -335,6 +357,7 @@ int main(void)
 {
 	test_every_loss_and_order();
 	test_duplicates();
+	test_half_space();
 	test_disagreeing_pieces();
 	test_timeout();
 	test_eviction();

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ctest fuzz_seeds: makes the seed corpora (make-corpus.sh), then runs each fuzz
+# target's plain driver (replay.c) over its own.
+#   replay-seeds.sh BUILD DIR
+set -euo pipefail
+build=$1 dir=$2
+"$(dirname "$0")/make-corpus.sh" "$build" "$dir"
+# fuzz_engine's engine keeps its files here, not in the user's run directory.
+mkdir -p "$dir/run"
+export SOFTEFA_RUN_DIR=$dir/run
+for t in wire reasm srd engine auth; do
+	"$build/bin/fuzz_${t}_replay" "$dir/$t"
+done
