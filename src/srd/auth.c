@@ -423,13 +423,32 @@ static void replay_note(struct srd_auth *a, struct auth_peer *p, uint64_t salt, 
 	w->last = a->clock;
 }
 
+/*
+ * The one-time key of (salt, ctr) from the sender: from a block already cut (*b), or,
+ * when none is, the one key alone into key (*b NULL) until the tag holds: a forgery
+ * must not cost a whole block, nor push out one in use. NULL when out of memory.
+ */
+static const uint8_t *rx_key(struct srd_auth *a, struct auth_peer *p, uint64_t salt, uint64_t ctr,
+                             struct otk_block **b, uint8_t key[OTK_LEN])
+{
+	uint64_t block = ctr / BLOCK_KEYS;
+
+	*b = NULL;
+	for (unsigned i = 0; i < 2; i++)
+		if (p->rx[i].valid && p->rx[i].salt == salt && p->rx[i].block == block)
+			*b = &p->rx[i];
+	if (*b)
+		return (*b)->key[ctr % BLOCK_KEYS];
+	return one_key(a, p->in_ks, salt, ctr, key) ? key : NULL;
+}
+
 int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len)
 {
 	struct auth_peer *p = peer_find(a, id), *fresh = NULL;
 	const uint8_t *tr, *otk;
 	struct otk_block *b = NULL;
 	uint8_t tag[SRD_AUTH_TAG_LEN], key[OTK_LEN];
-	uint64_t salt, ctr, block;
+	uint64_t salt, ctr;
 	int err;
 
 	if (len < SRD_AUTH_TRAILER_LEN)
@@ -437,7 +456,6 @@ int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *
 	tr = pkt + len - SRD_AUTH_TRAILER_LEN;
 	salt = get64(tr);
 	ctr = get64(tr + 8);
-	block = ctr / BLOCK_KEYS;
 	err = replay_check(p, salt, ctr);
 	if (err) {
 		a->stats.replayed++;
@@ -450,16 +468,8 @@ int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *
 		if (!p)
 			return SRD_ERR_NOMEM;
 	}
-	for (unsigned i = 0; i < 2; i++)
-		if (p->rx[i].valid && p->rx[i].salt == salt && p->rx[i].block == block)
-			b = &p->rx[i];
-	/* A block not cut yet: its one key only, until the tag holds (a forgery must not
-	 * cost a whole block, nor push out one in use). */
-	if (b)
-		otk = b->key[ctr % BLOCK_KEYS];
-	else if (one_key(a, p->in_ks, salt, ctr, key))
-		otk = key;
-	else
+	otk = rx_key(a, p, salt, ctr, &b, key);
+	if (!otk)
 		goto nomem;
 	if (!tag_of(a, otk, NULL, 0, pkt, len - SRD_AUTH_TAG_LEN, tag))
 		goto nomem;
@@ -473,8 +483,7 @@ int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *
 	if (!b) {
 		/* Authentic: the rest of its block will follow, cut it now. */
 		b = &p->rx[p->rx_last ^ 1];
-		if (!fill_block(a, p->in_ks, salt, block, b))
-			b->valid = false;
+		fill_block(a, p->in_ks, salt, ctr / BLOCK_KEYS, b);
 	}
 	p->rx_last = (unsigned)(b - p->rx);
 	p->used = ++a->clock;
