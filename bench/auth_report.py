@@ -12,6 +12,7 @@ TARGETS = {  # measure: (what, limit on the cost, higher is better)
     "send_bw 8192": ("8 KiB send bandwidth", 0.15, True),
     "write_bw 1048576": ("1 MiB RDMA write bandwidth", 0.15, True),
     "read_bw 1048576": ("1 MiB RDMA read bandwidth", 0.15, True),
+    "write_bw_mem 1048576": ("1 MiB RDMA write bandwidth, from memory", 0.15, True),
 }
 
 

@@ -55,8 +55,12 @@ bw_softefa_send() {
 		awk '$1 == "'"$1"'" {printf "%.3f\n", $4 * 8 * 1048576 / 1e9}' | tail -1
 }
 
-bw_softefa_rdma() { # write|read SIZE
+# RDMA writes or reads of SIZE, each at the next SIZE bytes of the first SPAN of both
+# regions: by default SPAN is SIZE, one buffer at each end as iperf3 and ucx_perftest
+# stream from and into; 16777216 makes every transfer come from memory.
+bw_softefa_rdma() { # write|read SIZE [SPAN]
 	pair t $port "$SOFTEFA" run -- "$build/bin/rr" server --srd --port $port :: \
-		"$SOFTEFA" run -- "$build/bin/rr" client --srd --"$1"-bw --size "$2" --port $port \
-		--host 127.0.0.1 --duration-ms 3000 | sed -n 's/.* \([0-9.]*\) Gbit.*/\1/p'
+		"$SOFTEFA" run -- "$build/bin/rr" client --srd --"$1"-bw --size "$2" \
+		--span "${3:-$2}" --port $port --host 127.0.0.1 --duration-ms 3000 |
+		sed -n 's/.* \([0-9.]*\) Gbit.*/\1/p'
 }

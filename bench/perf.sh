@@ -119,6 +119,8 @@ for ((r = 1; r <= REPS; r++)); do
 	run softefa bw 8192 bw_softefa_send 8192
 	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
+	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216
+	run softefa_read_mem bw 1048576 bw_softefa_rdma read 1048576 16777216
 done
 
 # An idle engine: rr's server opens the device, makes its QP and sleeps in accept();
@@ -193,9 +195,22 @@ profile() {
 		echo
 	} >"$out/profile.md"
 }
+# Where the 1 MiB RDMA write's sender spends its CPU, by library: its share in
+# libcrypto (the tag) and in the kernel say what bounds the stream. rdma_dso.txt: one
+# "percent library" line each; perf_report.py reads it.
+profile_rdma() {
+	next_port
+	pair t $port "$SOFTEFA" run -- "$build/bin/rr" server --srd --port $port :: \
+		perf record -q -o "$out/perf.rdma.data" -- "$SOFTEFA" run -- "$build/bin/rr" client \
+		--srd --write-bw --size 1048576 --span 1048576 --port $port --host 127.0.0.1 \
+		--duration-ms 3000 >/dev/null
+	perf report -i "$out/perf.rdma.data" --stdio --no-children --sort dso 2>/dev/null |
+		awk '/^ +[0-9.]+%/ {sub("%", "", $1); print $1, $2}' >"$out/rdma_dso.txt"
+}
 if command -v perf >/dev/null; then
 	echo "perf: profile" >&2
 	profile
+	profile_rdma
 fi
 
 # Cost per message in instructions (perf has no hardware counters in a VM: callgrind

@@ -94,9 +94,10 @@ struct net_stats {
 
 /* tx.c: the test hooks (SOFTEFA_FAULT_*), percent per datagram. */
 struct net_fault {
-	uint32_t drop, dup, reorder;
+	uint32_t drop, dup, reorder, corrupt;
 	struct sefa_rng rng;
-	uint8_t *held; /* a datagram held back to be sent after the next one */
+	uint8_t *held;        /* a datagram held back to be sent after the next one */
+	uint8_t *corrupt_buf; /* the corrupted copy sent ahead of a datagram */
 	size_t held_len;
 	struct sockaddr_in held_to;
 	unsigned held_path;

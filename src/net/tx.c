@@ -24,19 +24,39 @@ int net_tx_init(struct net_engine *e, const struct sefa_config *cfg)
 	f->drop = cfg->fault_drop;
 	f->dup = cfg->fault_dup;
 	f->reorder = cfg->fault_reorder;
+	f->corrupt = cfg->fault_corrupt;
 	f->rng = sefa_rng_seed(cfg->fault_seed ? cfg->fault_seed : sefa_now_ns());
-	if (f->reorder) {
-		f->held = malloc(e->sock.max_datagram + SRD_AUTH_TRAILER_LEN);
-		if (!f->held)
-			return -ENOMEM;
+	if (f->corrupt && !cfg->auth) {
+		/* Without tags a corrupted copy is as good as the real one: it would be taken. */
+		sefa_log(SEFA_LOG_ERROR,
+		         "SOFTEFA_FAULT_CORRUPT needs authentication (SOFTEFA_AUTH=1)");
+		return -EINVAL;
 	}
+	if (f->reorder && !(f->held = malloc(e->sock.max_datagram + SRD_AUTH_TRAILER_LEN)))
+		return -ENOMEM;
+	if (f->corrupt && !(f->corrupt_buf = malloc(e->sock.max_datagram + SRD_AUTH_TRAILER_LEN)))
+		return -ENOMEM;
 	return 0;
 }
 
 void net_tx_fini(struct net_engine *e)
 {
 	free(e->tx.fault.held);
+	free(e->tx.fault.corrupt_buf);
 	e->tx.fault.held = NULL;
+	e->tx.fault.corrupt_buf = NULL;
+}
+
+/* The datagram's bytes laid end to end in buf; how many. */
+static size_t gather(const struct msghdr *m, uint8_t *buf)
+{
+	size_t off = 0;
+
+	for (size_t k = 0; k < m->msg_iovlen; k++) {
+		memcpy(buf + off, m->msg_iov[k].iov_base, m->msg_iov[k].iov_len);
+		off += m->msg_iov[k].iov_len;
+	}
+	return off;
 }
 
 void net_tx_open(struct net_engine *e, struct net_tx_slot *s)
@@ -98,8 +118,30 @@ static void send_one(struct net_engine *e, int fd, struct msghdr *m)
 }
 
 /*
- * The test hooks (SOFTEFA_FAULT_*): each datagram may be dropped, sent twice, or held
- * back and sent after the next one. One at a time: only tests pay for this path.
+ * SOFTEFA_FAULT_CORRUPT: a copy of the datagram with one byte flipped goes first, as
+ * from an attacker on the path who beats the real one; its tag must fail. The byte is
+ * the middle one (a large datagram's payload: bytes for the real packet's place) or,
+ * as often, byte 33, in a data packet the offset's (a copy naming bytes 64 KiB away:
+ * another packet's place, maybe one already received).
+ */
+static void send_corrupted(struct net_engine *e, int fd, const struct msghdr *m)
+{
+	size_t len = gather(m, e->tx.fault.corrupt_buf);
+	struct iovec iov = {e->tx.fault.corrupt_buf, len};
+	struct msghdr cm = {.msg_name = m->msg_name,
+	                    .msg_namelen = m->msg_namelen,
+	                    .msg_iov = &iov,
+	                    .msg_iovlen = 1};
+
+	e->tx.fault.corrupt_buf[len > 64 && fault_pct(e) < 50 ? 33 : len / 2] ^= 0x01;
+	net_ctr(e)->fault_corrupts++;
+	send_one(e, fd, &cm);
+}
+
+/*
+ * The test hooks (SOFTEFA_FAULT_*): each datagram may be dropped, sent twice, held
+ * back and sent after the next one, or preceded by a corrupted copy. One at a time:
+ * only tests pay for this path.
  */
 static void flush_with_faults(struct net_engine *e)
 {
@@ -112,19 +154,14 @@ static void flush_with_faults(struct net_engine *e)
 			continue;
 		}
 		if (e->tx.fault.held_len == 0 && fault_pct(e) < e->tx.fault.reorder) {
-			size_t off = 0;
-
-			for (size_t k = 0; k < m->msg_iovlen; k++) {
-				memcpy(e->tx.fault.held + off, m->msg_iov[k].iov_base,
-				       m->msg_iov[k].iov_len);
-				off += m->msg_iov[k].iov_len;
-			}
-			e->tx.fault.held_len = off;
+			e->tx.fault.held_len = gather(m, e->tx.fault.held);
 			e->tx.fault.held_to = e->tx.addr[i];
 			e->tx.fault.held_path = e->tx.path[i];
 			net_ctr(e)->fault_reorders++;
 			continue;
 		}
+		if (fault_pct(e) < e->tx.fault.corrupt)
+			send_corrupted(e, fd, m);
 		send_one(e, fd, m);
 		if (fault_pct(e) < e->tx.fault.dup) {
 			net_ctr(e)->fault_dups++;
@@ -292,7 +329,7 @@ void net_engine_flush(struct net_engine *e)
 	struct mmsghdr group[NET_TX_BATCH];
 	uint64_t sent = 0; /* bit i: datagram i is out */
 
-	if (e->tx.fault.drop || e->tx.fault.dup || e->tx.fault.reorder) {
+	if (e->tx.fault.drop || e->tx.fault.dup || e->tx.fault.reorder || e->tx.fault.corrupt) {
 		flush_with_faults(e);
 		return;
 	}

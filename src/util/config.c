@@ -115,6 +115,7 @@ static const struct num_var transport_vars[] = {
     {"SOFTEFA_FAULT_DROP", CFG(fault_drop), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_DUP", CFG(fault_dup), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_REORDER", CFG(fault_reorder), 0, 0, 100, NULL},
+    {"SOFTEFA_FAULT_CORRUPT", CFG(fault_corrupt), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_SEED", CFG(fault_seed), 0, 0, UINT64_MAX, NULL},
     {"SOFTEFA_AUTH", CFG(auth), 1, 0, 1, NULL},
 };

@@ -47,7 +47,8 @@ struct sefa_config {
 	uint32_t srd_rnr_delay_us; /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */
 	uint32_t srd_rnr_max_us;   /* SOFTEFA_RNR_MAX_US: the wait doubles up to this */
 	uint32_t srd_rto_min_us;   /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
-	uint32_t fault_drop, fault_dup, fault_reorder; /* SOFTEFA_FAULT_*: test hooks, % */
+	/* SOFTEFA_FAULT_*: test hooks, % */
+	uint32_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t fault_seed;
 	/* SOFTEFA_FAULT_SEED */     /* SOFTEFA_UNSIGNALED: accept unsignaled sends (EFA refuses) */
 	char run_dir[SEFA_PATH_MAX]; /* SOFTEFA_RUN_DIR: per-user state (stats) */

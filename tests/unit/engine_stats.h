@@ -95,6 +95,8 @@ static inline int engine_faults_check(pid_t pid, const char *who)
 	    {"SOFTEFA_FAULT_DUP", "fault_dups", offsetof(struct net_counters, fault_dups)},
 	    {"SOFTEFA_FAULT_REORDER", "fault_reorders",
 	     offsetof(struct net_counters, fault_reorders)},
+	    {"SOFTEFA_FAULT_CORRUPT", "fault_corrupts",
+	     offsetof(struct net_counters, fault_corrupts)},
 	};
 	char line[256] = "";
 	int bad = 0, set = 0, len = 0;
