@@ -280,16 +280,16 @@ def main():
     crypto = sum(v for k, v in dso.items() if k.startswith("libcrypto"))
     kernel = dso.get("[kernel.kallsyms]")
     if auth_on:
-        DIRECT = ("Large RDMA datagrams are received in place (docs/rdma.md), with "
-                  "authentication as well: all but each message's first, whose bytes may "
-                  "land before their tag is checked only where their PSN puts them "
-                  "(docs/security.md). So the bytes are copied twice, as TCP's are, and what "
-                  "authentication adds is Poly1305 over every byte at both ends.")
+        DIRECT = ("With authentication on (the default) large RDMA datagrams are not received "
+                  "in place: their bytes may reach registered memory only once the tag over "
+                  "them holds, so each crosses a receive slot (one copy more on arrival than "
+                  "TCP), and Poly1305 reads every byte on both ends (docs/security.md).")
         if dso:
-            DIRECT += (f" This run's profile of a 1 MiB write's sender (below) has "
-                       f"{crypto:.0f}% of its CPU in libcrypto, the tag, and "
-                       f"{kernel or 0:.0f}% in the kernel, which on loopback runs the "
-                       "receiving half of UDP on the sender's CPU as well.")
+            DIRECT += (f" This run's profile of a 1 MiB write's sender (below; a read's "
+                       f"answers leave the other side the same way) has {crypto:.0f}% of "
+                       f"its CPU in libcrypto, the tag, and {kernel or 0:.0f}% in the "
+                       "kernel, which on loopback runs the receiving half of UDP on the "
+                       "sender's CPU as well.")
     else:
         DIRECT = ("Large RDMA datagrams are received in place (docs/rdma.md): the kernel "
                   "copies their payload straight into the registered region, so each byte is "

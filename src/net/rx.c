@@ -13,12 +13,6 @@
  * The packet is then processed as any other, its bytes already in place. A late
  * duplicate can never overwrite newer data: the core says no to it, and it takes the
  * ordinary path.
- *
- * With authentication the bytes land before the tag over them is checked, so the core
- * is asked for less (srd_rx_direct's unproven): a message an authentic packet began,
- * and exactly the bytes of this packet's PSN, which no packet has filled yet. A
- * datagram whose tag then fails is dropped and counted as any other; what it left in
- * memory lies where the real packet of that PSN is still to land.
  */
 #include "engine_impl.h"
 
@@ -231,8 +225,16 @@ void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t 
 	if (seg == 0 || seg >= len) {
 		int op = srd_data_peek_opcode(buf, len);
 
-		/* A large RDMA datagram: the next may be received in place (rx_direct). */
-		if (len >= NET_DIRECT_MIN && (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
+		/*
+		 * A large RDMA datagram: the next may be received in place (rx_direct). Not
+		 * with authentication: its bytes would reach the application's memory
+		 * before its tag was checked, and a datagram that proves nothing changes
+		 * nothing. (Narrowed to the bytes a message under way still awaits, it was
+		 * tried and dropped: a message its sender abandons stays awaited here, and a
+		 * forgery there would stay in memory the application may reuse.)
+		 */
+		if (!e->auth && len >= NET_DIRECT_MIN &&
+		    (op == SRD_OP_WRITE || op == SRD_OP_READ_RESP))
 			e->rx.direct = true;
 		rx_dispatch(e, buf, len, from); /* one datagram, maybe an empty one */
 		return;
@@ -262,32 +264,15 @@ static ssize_t direct_peek(struct net_engine *e, struct srd_data_hdr *h, struct 
 	                    .msg_controllen = sizeof(ctrl.buf)};
 	/* MSG_TRUNC: the datagram's whole length, though only its header is copied. */
 	ssize_t n = net_recvmsg(e->sock.fds[0], &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
-	size_t trailer = e->auth ? SRD_AUTH_TRAILER_LEN : 0;
 
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
-	/* (One whose authentication disagrees with ours is rx_open's to report.) */
 	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx.slot ||
 	    mh.msg_namelen != sizeof(*from) || gro_segment(&mh, (size_t)n) != (size_t)n ||
-	    !e->auth != !srd_wire_authenticated(e->rx.hdr, sizeof(e->rx.hdr)) ||
-	    srd_data_decode_hdr(e->rx.hdr, sizeof(e->rx.hdr), (size_t)n - trailer, h) ||
+	    srd_data_decode_hdr(e->rx.hdr, sizeof(e->rx.hdr), (size_t)n, h) ||
 	    (h->opcode != SRD_OP_WRITE && h->opcode != SRD_OP_READ_RESP))
 		return 0;
 	return n;
-}
-
-/* With authentication, whether the datagram received in place holds its tag: 0, or
- * the srd_err it is dropped for. */
-static int direct_open(struct net_engine *e, const struct sockaddr_in *from,
-                       const struct iovec iov[3])
-{
-	struct srd_addr a = net_srd_addr(from), id;
-	int err;
-
-	if (!e->auth)
-		return 0;
-	err = srd_wire_sender(iov[0].iov_base, iov[0].iov_len, &a, &id);
-	return err ? err : srd_auth_open_iov(e->auth, &id, iov, 2, iov[2].iov_base);
 }
 
 /* Receives the next datagram in place if it is a large RDMA one (locked): 1 when it
@@ -296,9 +281,9 @@ static int rx_direct(struct net_engine *e)
 {
 	struct net_counters *c = net_ctr(e);
 	struct sockaddr_in from, peeked_from;
-	uint8_t peeked[SRD_DATA_MAX_HDR], trailer[SRD_AUTH_TRAILER_LEN];
+	uint8_t peeked[SRD_DATA_MAX_HDR];
 	struct srd_data_hdr h;
-	struct iovec iov[3];
+	struct iovec iov[2];
 	struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = iov};
 	struct srd_addr a;
 	ssize_t n = direct_peek(e, &h, &peeked_from), got;
@@ -317,8 +302,7 @@ static int rx_direct(struct net_engine *e)
 	memcpy(peeked, e->rx.hdr, hl);
 	iov[0] = (struct iovec){e->rx.hdr, hl};
 	iov[1] = (struct iovec){dst, h.payload_len};
-	iov[2] = (struct iovec){trailer, sizeof(trailer)};
-	mh.msg_iovlen = e->auth ? 3 : 2;
+	mh.msg_iovlen = 2;
 	got = net_recvmsg(e->sock.fds[0], &mh, MSG_DONTWAIT);
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return -1;
@@ -335,9 +319,7 @@ static int rx_direct(struct net_engine *e)
 	c->rx_bytes += (uint64_t)got;
 	c->rx_direct++;
 	a = net_srd_addr(&from);
-	err = direct_open(e, &from, iov);
-	if (!err)
-		err = srd_read_pkt_split(e->srd, e->rx.now, &a, e->rx.hdr, hl, dst, h.payload_len);
+	err = srd_read_pkt_split(e->srd, e->rx.now, &a, e->rx.hdr, hl, dst, h.payload_len);
 	if (err)
 		count_drop(c, err);
 	return 1;

@@ -173,7 +173,7 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 	struct srd_rx_msg m;
 	void *cookie = NULL;
 
-	switch (srd_rx_direct(e->srd, &a, h, e->auth != NULL, &m, &cookie)) {
+	switch (srd_rx_direct(e->srd, &a, h, &m, &cookie)) {
 	case SRD_DIRECT_WRITE: {
 		struct net_ep *ep = e->eps[h->dst_qpn];
 		struct net_srd_rx rx;

@@ -160,7 +160,8 @@ static void flush_with_faults(struct net_engine *e)
 			net_ctr(e)->fault_reorders++;
 			continue;
 		}
-		if (fault_pct(e) < e->tx.fault.corrupt)
+		/* (Drawn only when set: the other hooks' runs replay by their seed as before.) */
+		if (e->tx.fault.corrupt && fault_pct(e) < e->tx.fault.corrupt)
 			send_corrupted(e, fd, m);
 		send_one(e, fd, m);
 		if (fault_pct(e) < e->tx.fault.dup) {

@@ -444,26 +444,16 @@ static const uint8_t *rx_key(struct srd_auth *a, struct auth_peer *p, uint64_t s
 
 int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len)
 {
-	struct iovec body;
-	int err;
-
-	if (len < SRD_AUTH_TRAILER_LEN)
-		return SRD_ERR_SHORT;
-	body = (struct iovec){(void *)(uintptr_t)pkt, len - SRD_AUTH_TRAILER_LEN};
-	err = srd_auth_open_iov(a, id, &body, 1, pkt + body.iov_len);
-	return err ? err : (int)body.iov_len;
-}
-
-int srd_auth_open_iov(struct srd_auth *a, const struct srd_addr *id, const struct iovec *iov,
-                      unsigned n, const uint8_t tr[SRD_AUTH_TRAILER_LEN])
-{
 	struct auth_peer *p = peer_find(a, id), *fresh = NULL;
-	const uint8_t *otk;
+	const uint8_t *tr, *otk;
 	struct otk_block *b = NULL;
 	uint8_t tag[SRD_AUTH_TAG_LEN], key[OTK_LEN];
 	uint64_t salt, ctr;
 	int err;
 
+	if (len < SRD_AUTH_TRAILER_LEN)
+		return SRD_ERR_SHORT;
+	tr = pkt + len - SRD_AUTH_TRAILER_LEN;
 	salt = get64(tr);
 	ctr = get64(tr + 8);
 	err = replay_check(p, salt, ctr);
@@ -481,7 +471,7 @@ int srd_auth_open_iov(struct srd_auth *a, const struct srd_addr *id, const struc
 	otk = rx_key(a, p, salt, ctr, &b, key);
 	if (!otk)
 		goto nomem;
-	if (!tag_of(a, otk, iov, n, tr, 16, tag))
+	if (!tag_of(a, otk, NULL, 0, pkt, len - SRD_AUTH_TAG_LEN, tag))
 		goto nomem;
 	OPENSSL_cleanse(key, sizeof(key));
 	if (CRYPTO_memcmp(tag, tr + 16, SRD_AUTH_TAG_LEN)) {
@@ -501,7 +491,7 @@ int srd_auth_open_iov(struct srd_auth *a, const struct srd_addr *id, const struc
 	if (fresh)
 		peer_insert(a, fresh);
 	a->stats.opened++;
-	return 0;
+	return (int)(len - SRD_AUTH_TRAILER_LEN);
 nomem:
 	OPENSSL_cleanse(key, sizeof(key));
 	if (fresh)

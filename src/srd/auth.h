@@ -60,10 +60,6 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
  * replaced incarnation), SRD_ERR_NOMEM. Nothing changes unless the tag holds.
  */
 int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len);
-/* The same for a datagram received in pieces: the n iovecs hold every byte before its
- * trailer, tr the trailer. 0, or one of the errors above but SRD_ERR_SHORT. */
-int srd_auth_open_iov(struct srd_auth *a, const struct srd_addr *id, const struct iovec *iov,
-                      unsigned n, const uint8_t tr[SRD_AUTH_TRAILER_LEN]);
 
 /* A new salt (random) for a copy of the authenticator that must not repeat the
  * original's key stream: a forked child's. Receivers hear it as a new incarnation. */

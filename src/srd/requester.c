@@ -360,7 +360,6 @@ void srd_tx_on_answer(struct srd_peer *p, const struct srd_data_hdr *h, const ui
 		return;
 	}
 	m->answered += h->payload_len;
-	srd_anchor_learn(&m->answer_at, h);
 	if (m->answered == m->d.len)
 		msg_finish(p, m, SRD_OK, true);
 }

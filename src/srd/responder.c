@@ -331,7 +331,6 @@ static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data
 			return abandon(p, e, h, st, now);
 	}
 	e->received += h->payload_len;
-	srd_anchor_learn(&e->at, h);
 	if (e->received == e->len) {
 		rxmsg_unlink(&p->rx, e);
 		complete(p, e->handle, &e->info);
@@ -403,7 +402,6 @@ static bool claim(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_
 		return refuse(p, h, status);
 	}
 	e->received = h->payload_len;
-	srd_anchor_learn(&e->at, h);
 	return true;
 }
 
@@ -666,7 +664,7 @@ void srd_rx_cancel(struct srd_ep *ep, bool (*match)(void *handle, void *arg), vo
 }
 
 int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct srd_data_hdr *h,
-                  bool unproven, struct srd_rx_msg *info, void **cookie)
+                  struct srd_rx_msg *info, void **cookie)
 {
 	struct srd_addr a = *from;
 	struct srd_peer *p;
@@ -690,10 +688,6 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
 	if (h->opcode == SRD_OP_WRITE) {
 		const struct srd_rxmsg *e = rxmsg_find(rx, h->msn);
 
-		/* Bytes not proven yet (authentication on) go only into a message an authentic
-		 * packet began, and only where this PSN's own bytes lie. */
-		if (unproven && (!e || !srd_anchor_fits(&e->at, h)))
-			return SRD_DIRECT_NONE;
 		if (!e) {
 			rx_msg_info(p, h, info);
 			return SRD_DIRECT_WRITE;
@@ -710,7 +704,7 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
 	if (h->opcode == SRD_OP_READ_RESP && !h->status) {
 		const struct srd_msg *m = srd_tx_find_read(p, h->read_msn, h->msg_len);
 
-		if (m && (!unproven || srd_anchor_fits(&m->answer_at, h))) {
+		if (m) {
 			*cookie = m->cookie;
 			return SRD_DIRECT_ANSWER;
 		}

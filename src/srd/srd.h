@@ -245,14 +245,11 @@ void srd_flush_acks(struct srd_ep *ep);
  * srd_rx_on_data will take, of an RDMA write (info describes its message, as rx_claim
  * sees it) or an answer to one of our reads (*cookie: that read's). SRD_DIRECT_NONE
  * otherwise. Nothing changes; the packet is then processed by srd_read_pkt_split.
- * unproven: the payload would land before the datagram is authenticated, so only into
- * a message an authentic packet began, at exactly the bytes of this PSN (which none has
- * filled yet): a forgery there is overwritten by the real packet before completion.
  */
 enum { SRD_DIRECT_NONE, SRD_DIRECT_WRITE, SRD_DIRECT_ANSWER };
 struct srd_data_hdr;
 int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct srd_data_hdr *h,
-                  bool unproven, struct srd_rx_msg *info, void **cookie);
+                  struct srd_rx_msg *info, void **cookie);
 /*
  * Feeds one received datagram (srd_read_pkt), or a data packet whose header and
  * payload lie apart (srd_read_pkt_split). Returns 0 when the packet was processed

@@ -83,35 +83,6 @@ enum srd_msg_state {
 	MSG_FINISHED  /* completed or cancelled; freed when no slot refers to it */
 };
 
-/*
- * Where a message's packets lie, learned from one authentic packet of it that is not its
- * last: a sender gives a message consecutive PSNs and packets of seg bytes each (the last
- * shorter), so the packet of PSN q holds the bytes at off + (q - psn) * seg. seg 0: not
- * learned yet. A payload received before its packet is proven may land only where that
- * PSN's own bytes go (srd_anchor_fits): if it proves false, the real packet of that PSN,
- * not received yet, will overwrite it before the message can complete.
- */
-struct srd_anchor {
-	uint32_t psn, off, seg;
-};
-
-static inline void srd_anchor_learn(struct srd_anchor *a, const struct srd_data_hdr *h)
-{
-	if (!a->seg && h->payload_len && (uint64_t)h->offset + h->payload_len < h->msg_len)
-		*a = (struct srd_anchor){h->psn, h->offset, h->payload_len};
-}
-
-static inline bool srd_anchor_fits(const struct srd_anchor *a, const struct srd_data_hdr *h)
-{
-	int64_t off = (int64_t)a->off + (int64_t)(int32_t)(h->psn - a->psn) * a->seg;
-	uint64_t left;
-
-	if (!a->seg || off < 0 || off >= h->msg_len || (uint64_t)off != h->offset)
-		return false;
-	left = h->msg_len - (uint64_t)off;
-	return h->payload_len == (left < a->seg ? left : a->seg);
-}
-
 struct srd_msg {
 	struct srd_peer *peer;
 	void *cookie;
@@ -125,13 +96,12 @@ struct srd_msg {
 	uint32_t rnr_count;
 	uint64_t last_rnr_ns;
 	uint8_t state;
-	uint8_t wire_op;             /* opcode on the wire (READ -> READ_REQ; answers READ_RESP) */
-	uint32_t wire_len;           /* bytes its packets carry (0 for a read request) */
-	uint32_t seg;                /* payload bytes per packet (by opcode: see srd_config.mss) */
-	uint32_t read_msn;           /* an answer: the request it answers */
-	uint8_t answer_status;       /* an answer: 0, or the status refusing the read */
-	uint32_t answered;           /* a read: answer bytes placed so far */
-	struct srd_anchor answer_at; /* a read: where its answer's packets lie */
+	uint8_t wire_op;       /* opcode on the wire (READ -> READ_REQ; answers READ_RESP) */
+	uint32_t wire_len;     /* bytes its packets carry (0 for a read request) */
+	uint32_t seg;          /* payload bytes per packet (by opcode: see srd_config.mss) */
+	uint32_t read_msn;     /* an answer: the request it answers */
+	uint8_t answer_status; /* an answer: 0, or the status refusing the read */
+	uint32_t answered;     /* a read: answer bytes placed so far */
 	struct list_node link; /* peer's queue of messages to packetize, or of reads waiting */
 };
 
@@ -182,8 +152,7 @@ struct srd_rxmsg {
 	uint32_t len;
 	uint32_t received; /* bytes placed */
 	uint32_t last_psn; /* its last packet's PSN: once the horizon passes it, it is over */
-	struct srd_anchor at;
-	uint64_t last_ns; /* a refused one: when a packet of it last came */
+	uint64_t last_ns;  /* a refused one: when a packet of it last came */
 	struct srd_rx_msg info;
 	struct srd_rxmsg *hnext;
 	struct list_node link; /* all in-progress messages of the peer */
