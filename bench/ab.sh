@@ -3,7 +3,7 @@
 # A/B of two softefa builds on this machine, for a change that must not cost speed (a
 # refactoring): the measures of `make bench` that run softefa alone (SRD latency at
 # 64 B and 8 KiB, the 8 KiB SRD send stream, 1 MiB RDMA write and read from one buffer,
-# and write from a 16 MiB region), each taken
+# write from a 16 MiB region, and the send stream with both sides on one CPU), each taken
 # ROUNDS times per build, the builds taking turns so that the machine's drift falls on
 # both alike. Prints each build's median and spread (min..max) and the ratio B/A of the
 # medians; a ratio inside both spreads is noise. Records the CPU, as every report does.
@@ -22,7 +22,8 @@ port=21000
 
 measures=("lat 64:lat_softefa 64" "lat 8192:lat_softefa 8192" "send_bw 8192:bw_softefa_send 8192"
 	"write_bw 1048576:bw_softefa_rdma write 1048576" "read_bw 1048576:bw_softefa_rdma read 1048576"
-	"write_bw_mem 1048576:bw_softefa_rdma write 1048576 16777216")
+	"write_bw_mem 1048576:bw_softefa_rdma write 1048576 16777216"
+	"send_bw_onecpu 8192:placed onecpu bw_softefa_send 8192")
 
 for ((r = 1; r <= rounds; r++)); do
 	echo "ab: round $r of $rounds" >&2

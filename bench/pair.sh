@@ -55,6 +55,16 @@ bw_softefa_send() {
 		awk '$1 == "'"$1"'" {printf "%.3f\n", $4 * 8 * 1048576 / 1e9}' | tail -1
 }
 
+# The same measures with the two sides placed otherwise: PLACEMENT is "unpinned" (left
+# to the scheduler, as users run them) or "onecpu" (both on CPU 0: more busy threads
+# than CPUs, as more ranks than cores are). pair reads pin0/pin1 from here.
+placed() { # PLACEMENT FUNCTION ARGS...
+	local -a pin0=() pin1=()
+	[ "$1" = onecpu ] && pin0=(taskset -c 0) pin1=(taskset -c 0)
+	shift
+	"$@"
+}
+
 # RDMA writes or reads of SIZE, each at the next SIZE bytes of the first SPAN of both
 # regions: by default SPAN is SIZE, one buffer at each end as iperf3 and ucx_perftest
 # stream from and into; 16777216 makes every transfer come from memory.

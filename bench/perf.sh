@@ -117,6 +117,10 @@ for ((r = 1; r <= REPS; r++)); do
 		run ucx_tcp bw "$s" bw_ucx "$s"
 	done
 	run softefa bw 8192 bw_softefa_send 8192
+	run softefa_unpinned bw 8192 placed unpinned bw_softefa_send 8192
+	run softefa_onecpu bw 8192 placed onecpu bw_softefa_send 8192
+	run softefa_unpinned lat 64 placed unpinned lat_softefa 64
+	run softefa_onecpu lat 64 placed onecpu lat_softefa 64
 	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
 	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216

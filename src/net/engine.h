@@ -207,6 +207,15 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *now);
  */
 bool net_engine_progress(struct net_engine *e, uint64_t now);
 
+/*
+ * What a poll found (any thread, no lock; now: its note_poll reading). A thread whose
+ * polls have found nothing for a while gives its CPU away once (sched_yield): with
+ * more runnable threads than CPUs, the one it waits for (its peer, or the process it
+ * shares a CPU with) may be waiting for that CPU. Alone on it, the yield returns at
+ * once.
+ */
+void net_poll_result(bool found, uint64_t now);
+
 /* A completion channel waits on this engine: make the progress thread serve the
  * sockets now rather than after its back-off (locked). */
 void net_engine_want_progress(struct net_engine *e);

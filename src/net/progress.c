@@ -13,6 +13,7 @@
 #include "engine_impl.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -23,6 +24,10 @@
 #include "../util/clock.h"
 #include "../util/log.h"
 
+#define NET_YIELD_AFTER_NS   20000ull   /* polls found nothing this long: yield once */
+#define NET_YIELD_MAX_NS     1000000ull /* ... growing to this while yields find nobody */
+#define NET_YIELD_RAN_NS     2000ull    /* a yield this long let another thread run */
+#define NET_YIELD_SHARED_NS  3000ull    /* ... and then the next comes this soon */
 #define NET_ACTIVE_WINDOW_NS 1000000ull /* a poll this recent means the app is polling */
 #define NET_PARK_MIN_NS      1000000ull
 #define NET_PARK_MAX_NS      2000000ull /* also bounds SRD timers of an app gone quiet */
@@ -126,6 +131,31 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
 	return now - atomic_load_explicit(&e->rx.last_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
 	       now >= atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed) ||
 	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
+}
+
+void net_poll_result(bool found, uint64_t now)
+{
+	/* Per thread: when its polls began to find nothing (0: they find some), and how
+	 * long they may find nothing before it yields. */
+	static _Thread_local uint64_t empty_since, after = NET_YIELD_AFTER_NS;
+	uint64_t back;
+
+	if (found) {
+		empty_since = 0;
+	} else if (!empty_since) {
+		empty_since = now;
+	} else if (now - empty_since >= after) {
+		/* Shared, a yield turns the scheduler's slices (milliseconds) into a few
+		 * microseconds (the peer's answer may be what waits for this CPU); alone on
+		 * the CPU it returns at once, and the interval doubles so that a lone poller
+		 * pays a system call a millisecond. */
+		sched_yield();
+		back = sefa_now_ns();
+		after = back - now >= NET_YIELD_RAN_NS ? NET_YIELD_SHARED_NS
+		        : after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS
+		                                       : after * 2;
+		empty_since = back;
+	}
 }
 
 bool net_engine_progress(struct net_engine *e, uint64_t now)

@@ -170,11 +170,10 @@ int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	/* A CQ that always has entries (send completions) must not starve receiving. */
 	if (got && stale)
 		cq_rx_inline(cq, now);
-	if (got)
-		return got;
-	if (!cq_rx_inline(cq, now))
-		return 0;
-	return cq_pop_wc(cq, num_entries, wc);
+	if (!got && cq_rx_inline(cq, now))
+		got = cq_pop_wc(cq, num_entries, wc);
+	net_poll_result(got > 0, now);
+	return got;
 }
 
 int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
@@ -202,16 +201,15 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	struct sefa_cq *cq = to_scq_ex(ibcq);
 	uint64_t now;
+	bool got;
 
 	if (attr && attr->comp_mask)
 		return EINVAL;
 	if (net_engine_note_poll(cq->ctx->sh->eng, &now))
 		cq_rx_inline(cq, now);
-	if (cq_pop_cur(cq))
-		return 0;
-	if (!cq_rx_inline(cq, now))
-		return ENOENT;
-	return cq_pop_cur(cq) ? 0 : ENOENT;
+	got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
+	net_poll_result(got, now);
+	return got ? 0 : ENOENT;
 }
 
 static int cqx_next_poll(struct ibv_cq_ex *ibcq)
