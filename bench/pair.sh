@@ -58,9 +58,12 @@ bw_softefa_send() {
 # The same measures with the two sides placed otherwise: PLACEMENT is "unpinned" (left
 # to the scheduler, as users run them) or "onecpu" (both on CPU 0: more busy threads
 # than CPUs, as more ranks than cores are). pair reads pin0/pin1 from here.
-placed() { # PLACEMENT FUNCTION ARGS...
+placed() { # PLACEMENT FUNCTION ARGS...: prints nothing when it cannot place so
 	local -a pin0=() pin1=()
-	[ "$1" = onecpu ] && pin0=(taskset -c 0) pin1=(taskset -c 0)
+	if [ "$1" = onecpu ]; then
+		command -v taskset >/dev/null || return 0
+		pin0=(taskset -c 0) pin1=(taskset -c 0)
+	fi
 	shift
 	"$@"
 }

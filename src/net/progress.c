@@ -28,6 +28,7 @@
 #define NET_YIELD_MAX_NS     1000000ull /* ... growing to this while yields find nobody */
 #define NET_YIELD_RAN_NS     2000ull    /* a yield this long let another thread run */
 #define NET_YIELD_SHARED_NS  3000ull    /* ... and then the next comes this soon */
+#define NET_YIELD_GAP_NS     10000ull   /* polls this far apart are not one busy wait */
 #define NET_ACTIVE_WINDOW_NS 1000000ull /* a poll this recent means the app is polling */
 #define NET_PARK_MIN_NS      1000000ull
 #define NET_PARK_MAX_NS      2000000ull /* also bounds SRD timers of an app gone quiet */
@@ -135,26 +136,31 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
 
 void net_poll_result(bool found, uint64_t now)
 {
-	/* Per thread: when its polls began to find nothing (0: they find some), and how
-	 * long they may find nothing before it yields. */
-	static _Thread_local uint64_t empty_since, after = NET_YIELD_AFTER_NS;
-	uint64_t back;
+	/* Per thread: when its polls began to find nothing (0: they find some), when it
+	 * last polled, and how long its polls may find nothing before it yields. */
+	static _Thread_local uint64_t empty_since, last, after = NET_YIELD_AFTER_NS;
+	uint64_t before, back;
 
-	if (found) {
+	/* Polls far apart (work between them) are not a busy wait: count afresh. */
+	if (found || now - last > NET_YIELD_GAP_NS)
 		empty_since = 0;
-	} else if (!empty_since) {
+	last = now;
+	if (found)
+		return;
+	if (!empty_since) {
 		empty_since = now;
 	} else if (now - empty_since >= after) {
 		/* Shared, a yield turns the scheduler's slices (milliseconds) into a few
 		 * microseconds (the peer's answer may be what waits for this CPU); alone on
 		 * the CPU it returns at once, and the interval doubles so that a lone poller
-		 * pays a system call a millisecond. */
+		 * pays a system call a millisecond. Only the yield is timed. */
+		before = sefa_now_ns();
 		sched_yield();
 		back = sefa_now_ns();
-		after = back - now >= NET_YIELD_RAN_NS ? NET_YIELD_SHARED_NS
-		        : after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS
-		                                       : after * 2;
-		empty_since = back;
+		after = back - before >= NET_YIELD_RAN_NS ? NET_YIELD_SHARED_NS
+		        : after * 2 > NET_YIELD_MAX_NS    ? NET_YIELD_MAX_NS
+		                                          : after * 2;
+		empty_since = last = back;
 	}
 }
 
