@@ -59,6 +59,35 @@ def load_dso(d):
     return out
 
 
+HISTORY = ["date", "cpu", "auth", "rdma_buffers", "lat64", "raw64", "lat8k", "raw8k", "send8k",
+           "udp8k", "write1m", "read1m", "tcp1m"]
+
+
+def history(docs, row):
+    """docs/performance/history.tsv, this run's row appended: the runs of earlier
+    machines and days beside this one, so that drift between them shows."""
+    path = os.path.join(docs, "performance", "history.tsv")
+    rows, head = [], ["# make bench runs, one per line (bench/perf_report.py appends each "
+                      "run's): softefa's and its floor's figures", "\t".join(HISTORY)]
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if line and not line.startswith("#") and not line.startswith("date\t"):
+                    rows.append(dict(zip(HISTORY, line.split("\t"))))
+    except OSError:
+        pass
+    # (The same run rendered again, by hand, adds nothing.)
+    if not rows or {k: str(v) for k, v in rows[-1].items()} != {k: str(row.get(k, ""))
+                                                               for k in HISTORY}:
+        rows.append(row)
+    with open(path, "w") as f:
+        f.write("\n".join(head) + "\n")
+        for r in rows:
+            f.write("\t".join(str(r.get(k, "")) for k in HISTORY) + "\n")
+    return rows
+
+
 def cpuinfo():
     try:
         with open("/proc/cpuinfo") as f:
@@ -397,6 +426,41 @@ def main():
             if v >= 0.5:
                 w.append(f"| {k} | {v:.1f}% |")
         w.append("")
+    def fig(tool, metric, size):
+        v = get(tool, metric, size)
+        return f"{v:.2f}" if v is not None else ""
+
+    runs = history(docs, {
+        "date": datetime.date.today().isoformat(), "cpu": cpuinfo(),
+        "auth": "on" if auth_on else "off", "rdma_buffers": "one buffer",
+        "lat64": fig("softefa", "lat", 64), "raw64": fig("raw_udp", "lat", 64),
+        "lat8k": fig("softefa", "lat", 8192), "raw8k": fig("raw_udp", "lat", 8192),
+        "send8k": fig("softefa", "bw", 8192), "udp8k": fig("raw_udp", "bw", 8192),
+        "write1m": fig("softefa_write", "bw", 1048576),
+        "read1m": fig("softefa_read", "bw", 1048576), "tcp1m": fig("tcp", "bw", 1048576)})
+
+    def rel(r, a, b):
+        try:
+            return f"{float(r[a]):.2f} ({float(r[a]) / float(r[b]):.2f}x)"
+        except (KeyError, ValueError, ZeroDivisionError):
+            return "-"
+
+    w.append("## This run beside earlier ones\n")
+    w.append("Every `make bench` adds its row to docs/performance/history.tsv; the CPU "
+             "changes from week to week, and so do the ratios. softefa's figure, and in "
+             "brackets its ratio to the floor the targets name (raw UDP for latency and "
+             "the 8 KiB stream, kernel TCP for 1 MiB RDMA). \"16 MiB region\": RDMA "
+             "figures taken over a rotating region, before they streamed from one buffer "
+             "as iperf3 does; \"none\": before authentication existed.\n")
+    w.append("| date | CPU | authentication | RDMA buffers | 64 B latency, us | 8 KiB latency, us "
+             "| 8 KiB send, Gbit/s | 1 MiB write, Gbit/s | 1 MiB read, Gbit/s |")
+    w.append("|---|---|---|---|---|---|---|---|---|")
+    for r in runs[-12:]:
+        w.append(f"| {r.get('date', '')} | {r.get('cpu', '')} | {r.get('auth', '')} | "
+                 f"{r.get('rdma_buffers', '')} | {rel(r, 'lat64', 'raw64')} | "
+                 f"{rel(r, 'lat8k', 'raw8k')} | {rel(r, 'send8k', 'udp8k')} | "
+                 f"{rel(r, 'write1m', 'tcp1m')} | {rel(r, 'read1m', 'tcp1m')} |")
+    w.append("")
     for part in ("auth.md", "profile.md", "cost.md", "scale.md"):
         path = os.path.join(d, part)
         if os.path.exists(path):
