@@ -22,10 +22,14 @@ static struct srd_slot *slot_of(struct srd_peer *p, uint32_t psn)
 	return &p->tx.ring[psn & (p->ep->cfg.window - 1)];
 }
 
-/* Is psn one we sent and have not yet retired? */
+/*
+ * Is psn one we sent and have not yet retired? Counted from una: serial comparison
+ * leaves a PSN exactly half the space away both after una and before next_psn, so an
+ * ack naming one with nothing in flight passed as live (and read a ring not made yet).
+ */
 static bool psn_live(const struct srd_tx *tx, uint32_t psn)
 {
-	return psn_le(tx->una, psn) && psn_lt(psn, tx->next_psn);
+	return psn - tx->una < tx->next_psn - tx->una;
 }
 
 bool srd_tx_ring(struct srd_peer *p)
