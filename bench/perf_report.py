@@ -361,6 +361,8 @@ def main():
 
     why = {
         "64 B latency <= 1.3x raw UDP":
+            "(Not from this run: timed by hand on 2026-11-29, Intel Xeon, before "
+            "authentication; the cost table below is this run's.) "
             "The system calls are the floor's (one `sendmmsg` and one `recvmmsg` per "
             "message, the acknowledgement riding on the reply); the difference is "
             "user-space work on both ends. Timed with the TSC around each stage of a 64 B "
@@ -392,6 +394,7 @@ def main():
         "1 MiB RDMA read >= kernel TCP streaming": DIRECT,
         "1 MiB RDMA write >= kernel TCP streaming": DIRECT,
         "blocking latency close to raw UDP blocking (<= 1.5x, worst size)":
+            "(Reasoned from the design, not measured by this run.) "
             "Raw UDP wakes one thread per message: the datagram lands in the socket the "
             "application sleeps on. softefa wakes two: the progress thread, asleep in "
             "`epoll` on the socket, receives the datagram, completes the work request and "
