@@ -105,7 +105,6 @@ static void rx_ud(struct net_engine *e, const struct srd_ud_hdr *h, const uint8_
 		c->recv_bytes += h->payload_len;
 }
 
-/* One datagram, by its type: SRD to the core, UD (whole, or once its pieces are). */
 /* A datagram the SRD core or a decoder refused, counted under its reason. */
 static void count_drop(struct net_counters *c, int err)
 {
@@ -171,6 +170,7 @@ static int rx_open(struct net_engine *e, const uint8_t *pkt, size_t *len,
 	return 0;
 }
 
+/* One datagram, by its type: SRD to the core, UD (whole, or once its pieces are). */
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
                         const struct sockaddr_in *from)
 {
