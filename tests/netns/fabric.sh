@@ -344,3 +344,112 @@ link_packets() { # I J K
 	b=$(on_raw "$2" cat "/sys/class/net/$(fab_dev "$1" "$2" "$3" b)/statistics/rx_packets")
 	echo $((a + b))
 }
+
+# Takes link K between hosts I and J down once traffic flows over it: waits (bounded,
+# 4 s) until it has carried MIN packets more than at the call, sets it down (link_set
+# checks both ends) and writes every link's packet count at that instant to FILE, one
+# "LINK COUNT" line each, for link_down_judge; when it cannot, FILE.why says why.
+link_down_when_busy() { # I J K MIN FILE
+	local i=$1 j=$2 k=$3 min=$4 base l
+	base=$(link_packets "$i" "$j" "$k")
+	for _ in $(seq 1 400); do
+		[ $(($(link_packets "$i" "$j" "$k") - base)) -ge "$min" ] && break
+		sleep 0.01
+	done
+	if [ $(($(link_packets "$i" "$j" "$k") - base)) -lt "$min" ]; then
+		echo "the traffic never reached link $k" >"$5.why"
+		return 1
+	fi
+	link_set "$i" "$j" "$k" down 2>"$5.why" || return 1
+	for ((l = 0; l < FAB_LINKS; l++)); do echo "$l $(link_packets "$i" "$j" "$l")"; done >"$5"
+}
+
+# What the links between I and J carried after link_down_when_busy wrote FILE: the
+# downed link K nothing (a few packets of slack for the instant between its two ends
+# going down), every other link at least MIN packets. Calls the suite's pass and fail.
+link_down_judge() { # I J K MIN FILE
+	local l at d
+	if [ ! -s "$5" ]; then
+		fail "link $3 between hosts $1 and $2 did not go down mid-run: $(cat "$5.why" 2>/dev/null)"
+		return
+	fi
+	pass "link $3 between hosts $1 and $2 went down mid-run"
+	while read -r l at; do
+		d=$(($(link_packets "$1" "$2" "$l") - at))
+		if [ "$l" -eq "$3" ]; then
+			[ "$d" -le 10 ] && pass "link $l, down, carried $d packets" ||
+				fail "link $l carried $d packets while down"
+		else
+			[ "$d" -ge "$4" ] &&
+				pass "link $l carried $d packets of the traffic after link $3 went down" ||
+				fail "link $l carried only $d packets after link $3 went down: the traffic did not go on over it"
+		fi
+	done <"$5"
+}
+
+# For the suites that source this file: fabric_require exits 77 (skip, with the
+# reason) when this machine cannot build a fabric and 1 when a tool is missing;
+# pass and fail print a result line, fail counts it in FAILS; check_drops passes
+# when a loss rule dropped packets; suite_start makes LOG
+# (a scratch directory) and builds HOSTS x LINKS, with suite_cleanup on every exit
+# (it also removes the directories named in SUITE_DIRS); suite_end prints the verdict
+# and exits.
+FAILS=0
+SUITE_DIRS=""
+fabric_require() {
+	local why
+	why=$(fabric_possible)
+	case $? in
+	0) return 0 ;;
+	2)
+		echo "FAIL: $why"
+		exit 1
+		;;
+	*)
+		echo "SKIP: namespace fabric unavailable: $why"
+		exit 77
+		;;
+	esac
+}
+
+pass() { echo "ok: $*"; }
+fail() {
+	echo "FAIL: $*"
+	FAILS=$((FAILS + 1))
+}
+
+# The loss rules of link K between I and J dropped packets (the runs saw loss).
+check_drops() { # I J K WHAT
+	local d
+	if ! d=$(link_drops "$1" "$2" "$3"); then
+		fail "$4: cannot read the drop counters of link $3 between hosts $1 and $2"
+	elif [ "$d" -gt 0 ]; then
+		pass "$4: link $3 between hosts $1 and $2 dropped $d packets"
+	else
+		fail "$4: link $3 between hosts $1 and $2 dropped nothing: the runs saw no loss"
+	fi
+}
+
+suite_cleanup() {
+	kill $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+	fabric_down
+	rm -rf "$LOG" $SUITE_DIRS
+}
+
+suite_start() { # NAME HOSTS LINKS
+	# Made only now, so a skip or a missing tool leaves nothing behind.
+	LOG=$(mktemp -d "/tmp/softefa-$1.XXXXXX")
+	if ! fabric_up "$2" "$3"; then
+		echo "FAIL: could not build the fabric (the reason is above)"
+		suite_cleanup
+		exit 1
+	fi
+	trap suite_cleanup EXIT
+	trap 'suite_cleanup; exit 130' INT TERM
+}
+
+suite_end() { # NAME
+	[ "$FAILS" -eq 0 ] && echo "$1: all passed" || echo "$1: $FAILS failed"
+	exit $((FAILS > 0))
+}

@@ -16,44 +16,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fabric.sh"
 : "${SOFTEFA:?SOFTEFA must point at build/bin/softefa}"
 RR=${RR:-$(dirname "$SOFTEFA")/rr}
-FAILS=0
-
-why=$(fabric_possible)
-case $? in
-0) ;;
-2)
-	echo "FAIL: $why"
-	exit 1
-	;;
-*)
-	echo "SKIP: namespace fabric unavailable: $why"
-	exit 77
-	;;
-esac
-# Made only now, so a skip or a missing tool leaves nothing behind (cleanup removes it).
-LOG=$(mktemp -d /tmp/softefa-netns.XXXXXX)
-
-pass() { echo "ok: $*"; }
-fail() {
-	echo "FAIL: $*"
-	FAILS=$((FAILS + 1))
-}
-
-cleanup() {
-	kill $(jobs -p) 2>/dev/null
-	wait 2>/dev/null
-	fabric_down
-	rm -rf "$LOG"
-}
-
-fabric_up 3 4 || {
-	echo "FAIL: could not build the fabric (the reason is above)"
-	fabric_down
-	rm -rf "$LOG"
-	exit 1
-}
-trap cleanup EXIT
-trap 'cleanup; exit 130' INT TERM
+fabric_require
+suite_start netns 3 4
 
 # Waits (bounded) until host $1 listens on TCP port $2.
 wait_listen() {
@@ -96,18 +60,6 @@ for p in "1 2" "1 3" "2 3"; do
 	link_loss ${p% *} ${p#* } 1 50 || fail "5% loss on link 1 of hosts $p: not installed"
 done
 
-# The loss rules of link 1 between I and J dropped packets (the runs saw loss).
-check_drops() { # I J WHAT
-	local d
-	if ! d=$(link_drops "$1" "$2" 1); then
-		fail "$3: cannot read the drop counters of link 1 between hosts $1 and $2"
-	elif [ "$d" -gt 0 ]; then
-		pass "$3: link 1 between hosts $1 and $2 dropped $d packets"
-	else
-		fail "$3: link 1 between hosts $1 and $2 dropped nothing: the runs saw no loss"
-	fi
-}
-
 declare -a before
 for k in 0 1 2 3; do before[$k]=$(link_packets 1 2 "$k"); done
 
@@ -143,9 +95,9 @@ fi
 link_rate 1 3 2 "" || fail "the rate limit on link 2 of hosts 1 and 3 would not go"
 
 # The 5% loss acted on every pair's runs.
-check_drops 1 2 "5% loss"
-check_drops 1 3 "5% loss"
-check_drops 2 3 "5% loss"
+check_drops 1 2 1 "5% loss"
+check_drops 1 3 1 "5% loss"
+check_drops 2 3 1 "5% loss"
 
 # Spraying: every link between hosts 1 and 2 carried a share.
 for k in 0 1 2 3; do
@@ -159,44 +111,11 @@ done
 
 # A link goes down in the middle of an SRD stream (perftest's bandwidth test for 3 s):
 # no error completion, and the stream goes on over the other three links.
-down_run() {
-	local k=2 base l
-	base=$(link_packets 1 2 "$k")
-	# Down once the stream is flowing over this link.
-	for _ in $(seq 1 400); do
-		[ $(($(link_packets 1 2 "$k") - base)) -ge 2000 ] && break
-		sleep 0.01
-	done
-	if [ $(($(link_packets 1 2 "$k") - base)) -lt 2000 ]; then
-		echo "the stream never reached link $k"
-		return 1
-	fi
-	link_set 1 2 "$k" down || return 1 # it checks that both ends say down
-	# Every link's count once it is down: what each carried from here on is checked.
-	for l in 0 1 2 3; do echo "$l $(link_packets 1 2 "$l")"; done >"$LOG/down.at"
-	echo "link $k down"
-}
-(down_run >"$LOG/down.log" 2>&1) &
+(link_down_when_busy 1 2 2 2000 "$LOG/down.at") &
 dpid=$!
 pair link_down_srd 120 19307 1 2 ib_send_bw -d efa_0 -c SRD -x 0 -p 19307 -D 3
 wait $dpid
-if grep -q "link 2 down" "$LOG/down.log" && [ -s "$LOG/down.at" ]; then
-	pass "link 2 went down mid-stream"
-	while read -r l at; do
-		d=$(($(link_packets 1 2 "$l") - at))
-		if [ "$l" -eq 2 ]; then
-			# A down veth receives nothing; a few packets of slack for the instant
-			# between the two ends going down.
-			[ "$d" -le 10 ] && pass "link 2, down, carried $d packets" ||
-				fail "link 2 carried $d packets while down"
-		else
-			[ "$d" -ge 1000 ] && pass "link $l carried $d packets of the stream after link 2 went down" ||
-				fail "link $l carried only $d packets after link 2 went down: the stream did not go on over it"
-		fi
-	done <"$LOG/down.at"
-else
-	fail "link 2 down mid-stream: $(cat "$LOG/down.log")"
-fi
+link_down_judge 1 2 2 1000 "$LOG/down.at"
 link_set 1 2 2 up || fail "link 2 between hosts 1 and 2 would not come back up"
 
 # Request/response, 8 KiB, SRD and kernel TCP over the same fabric (1% loss on link 1,
@@ -220,7 +139,7 @@ rr_run() { # SERVER_HOST CLIENT_HOST TRANSPORT PORT
 	wait $spid
 }
 rr_run 1 2 srd 19309
-check_drops 1 2 "1% loss under SRD request/response"
+check_drops 1 2 1 "1% loss under SRD request/response"
 rr_run 1 2 tcp 19310
 
 # UD at full size over 1500-byte links (hosts 2 and 3, every link, loss off): messages
@@ -242,5 +161,4 @@ else
 fi
 for k in 0 1 2 3; do link_mtu 2 3 "$k" 9000 || fail "link $k of hosts 2 and 3 would not go back to MTU 9000"; done
 
-[ $FAILS -eq 0 ] && echo "netns: all passed" || echo "netns: $FAILS failed"
-exit $((FAILS > 0))
+suite_end netns
