@@ -84,7 +84,8 @@
 	X(rx_spoofed, "datagrams dropped: naming an engine whose ports they did not come from") \
 	X(rx_auth_mismatch, "datagrams dropped: with auth where it is off, or without it")      \
 	X(srd_restart_refused, "SRD claims that a live peer restarted: not believed")           \
-	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")
+	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")          \
+	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

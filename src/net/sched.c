@@ -104,6 +104,7 @@ static void copy_stats(struct net_engine *e)
 	c->srd_ack_invalid_rx = s->ack_invalid_rx;
 	c->srd_restart_refused = s->restart_refused;
 	c->srd_peers_evicted = s->peers_evicted;
+	c->srd_rto_spurious = s->rto_spurious;
 }
 
 void net_engine_defer_tx(struct net_engine *e)

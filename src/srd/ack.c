@@ -115,6 +115,12 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a)
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
+	if (rx->dup_pending) {
+		/* Both copies of the ack say it (the first may be lost, as ours was). */
+		a->flags |= SRD_ACK_F_DUP;
+		a->echo_psn = rx->dup_psn;
+		rx->dup_pending = second;
+	}
 	a->nsack = (uint8_t)build_sacks(p, a->sack);
 	rx->ack_urgent = false;
 	rx->unacked = 0;

@@ -204,6 +204,8 @@ static uint64_t rto_base(const struct srd_peer *p)
 
 	if (rto < c->rto_min_ns)
 		rto = c->rto_min_ns;
+	if (rto < srd_undo_rto_floor(p))
+		rto = srd_undo_rto_floor(p); /* this peer answered that late before (undo.c) */
 	return rto > c->rto_max_ns ? c->rto_max_ns : rto;
 }
 
@@ -394,6 +396,7 @@ static void fail_all(struct srd_peer *p, int status)
 {
 	struct srd_tx *tx = &p->tx;
 
+	tx->undo.armed = false; /* its PSNs are gone */
 	for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
 		struct srd_slot *s = slot_of(p, psn);
 
@@ -647,11 +650,13 @@ static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 	srd_path_on_loss(p, s->path);
 }
 
-/* What one ack acknowledged on each path: the newest path sequence and its send time. */
+/* What one ack acknowledged on each path: the newest path sequence and its send time;
+ * and whether it acknowledged the only copy of a packet a timeout declared lost. */
 struct acked_paths {
 	uint32_t max_seq[64];
 	uint64_t max_sent[64];
 	bool on[64];
+	bool orig_of_lost;
 };
 
 /* Per-path loss detection after an ack: see the file comment. */
@@ -690,6 +695,8 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths 
 
 	if (s->state == PKT_DONE || s->state == PKT_FREE)
 		return;
+	if (s->state == PKT_LOST && s->tx_count == 1 && srd_undo_covers(p, s->psn))
+		ap->orig_of_lost = true;
 	if (s->state == PKT_INFLIGHT) {
 		if (!ap->on[s->path] || psn_lt(ap->max_seq[s->path], s->path_seq)) {
 			ap->max_seq[s->path] = s->path_seq;
@@ -860,13 +867,25 @@ static bool ack_plausible(const struct srd_tx *tx, const struct srd_ack_hdr *a)
 	return true;
 }
 
+/*
+ * Does the ack report a copy of a packet a timeout declared lost, sent again, as
+ * already received (so its original got there)? A copy of one never sent again is
+ * the network's duplicate, and proves nothing.
+ */
+static bool dup_proves(struct srd_peer *p, const struct srd_ack_hdr *a)
+{
+	if (!(a->flags & SRD_ACK_F_DUP) || !srd_undo_covers(p, a->echo_psn))
+		return false;
+	return !psn_live(&p->tx, a->echo_psn) || slot_of(p, a->echo_psn)->tx_count >= 2;
+}
+
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct acked_paths ap;
 	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
 	uint64_t rtt;
-	bool refused = false;
+	bool refused = false, proven;
 
 	if (!ack_current(p, a, now))
 		return;
@@ -876,11 +895,14 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	}
 	srd_tx_learn_epoch(p, a->src_epoch);
 	rtt = echo_sample(p, a->echo_psn, now);
+	proven = dup_proves(p, a);
 	for (unsigned i = 0; i < a->nnak; i++)
 		refused |= on_nak(p, &a->nak[i], now);
 	memset(ap.on, 0, sizeof(ap.on));
+	ap.orig_of_lost = false;
 	newly = ack_range(p, a, &ap);
 	advance_una(p);
+	srd_undo_on_ack(p, proven || ap.orig_of_lost, now);
 	if (tx->una != before || tx->inflight != inflight_before || refused)
 		tx->last_progress_ns = now;
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
@@ -893,17 +915,73 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 
 /* ---- timers ----------------------------------------------------------------------------- */
 
+/*
+ * A timeout blames the paths its packets took at once if the peer answered on another
+ * path since the first of them left: those paths lose packets and others do not. A
+ * peer silent on every path may be a peer off the CPU: the blame waits until the
+ * packets are done (undo.c), and goes only if no original of them proved to have
+ * arrived. A dead path is taken down all the same, an ack later; a slow host never
+ * costs a path.
+ */
+static void blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t since, uint64_t now)
+{
+	bool answered_elsewhere = false;
+
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (!(timed_out >> i & 1) && p->tx.paths[i].good_ns > since)
+			answered_elsewhere = true;
+	if (!answered_elsewhere) {
+		p->ep->stats.rto_peer_silent++;
+		p->tx.undo.blame |= timed_out;
+		return;
+	}
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (timed_out >> i & 1)
+			srd_path_on_rto(p, i, now);
+}
+
+/* What a timeout due now will declare lost (a prefix of the in-flight list, in send
+ * order), saved with the state it changes, for undo.c. */
+static void timeout_save(struct srd_peer *p, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+	uint64_t paths = 0, first_sent = 0;
+	uint32_t lo = 0, hi = 0;
+
+	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
+		const struct srd_slot *s = container_of(l, struct srd_slot, q);
+
+		if (s->sent_ns + slot_rto(p, s) > now)
+			break;
+		if (!paths) {
+			lo = hi = s->psn;
+			first_sent = s->sent_ns;
+		}
+		if (psn_lt(s->psn, lo))
+			lo = s->psn;
+		if (psn_lt(hi, s->psn))
+			hi = s->psn;
+		paths |= 1ull << s->path;
+	}
+	if (paths)
+		srd_undo_save(p, lo, hi, first_sent, paths);
+}
+
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_tx *tx = &p->tx;
 	uint64_t timed_out = 0; /* paths with packets this timeout found lost */
+	uint64_t oldest = 0;    /* when the first of them was sent */
 
+	timeout_save(p, now);
 	while (!list_empty(&tx->inflight_list)) {
 		struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
 
 		if (s->sent_ns + slot_rto(p, s) > now)
 			break;
+		if (!timed_out)
+			oldest = s->sent_ns;
 		timed_out |= 1ull << s->path;
 		mark_lost(p, s);
 	}
@@ -912,9 +990,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		if (tx->rto_backoff < 6)
 			tx->rto_backoff++;
 		tx->cc.ops->on_timeout(&tx->cc, now);
-		for (uint32_t i = 0; i < ep->cfg.npaths; i++)
-			if (timed_out >> i & 1)
-				srd_path_on_rto(p, i, now);
+		blame_paths(p, timed_out, oldest, now);
 	}
 	while (!list_empty(&tx->rnrq)) {
 		struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);

@@ -162,6 +162,7 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->top = horizon;
 	rx->horizon = horizon;
 	rx->nnaks = 0;
+	rx->dup_pending = false; /* a copy the old incarnation sent proves nothing now */
 }
 
 static void add_nak(struct srd_peer *p, uint32_t psn, uint8_t status)
@@ -534,6 +535,8 @@ static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t
 		p->ep->stats.data_dup_rx++;
 		rx->ack_urgent = true;
 		rx->ack_twice = true;
+		rx->dup_pending = true; /* the ack says which: a spurious timeout's proof */
+		rx->dup_psn = h->psn;
 		srd_path_on_rto(p, rx->ack_path, now);
 		return false;
 	}

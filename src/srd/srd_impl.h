@@ -116,6 +116,26 @@ struct srd_path {
 	uint32_t loss_ewma; /* losses per 1024 packets, smoothed */
 	uint64_t tx;
 	struct list_node inflight; /* slots in flight on this path, send order */
+	/* As it was before a timeout blamed it, for undo.c to put back. */
+	struct {
+		uint32_t loss_ewma, consec_rto;
+		uint64_t down_until_ns, cooldown_ns;
+	} before_rto;
+};
+
+/*
+ * What a retransmission timeout changed, kept until the packets it declared lost are
+ * done, in case the peer proves it spurious (undo.c).
+ */
+struct srd_undo {
+	bool armed;
+	uint32_t lo, hi;  /* the PSNs it declared lost lie in [lo, hi] */
+	uint64_t sent_ns; /* the oldest of them was sent then */
+	uint32_t cwnd_x1024;
+	uint64_t last_decrease_ns;
+	uint32_t rto_backoff;
+	uint64_t paths; /* the paths it declared packets lost on, as bits */
+	uint64_t blame; /* those it has yet to blame: the peer was silent on every path */
 };
 
 struct srd_tx {
@@ -141,6 +161,9 @@ struct srd_tx {
 	uint32_t rto_backoff; /* timeouts since the last RTT sample: new packets wait longer */
 	struct srd_cc cc;     /* the window of packets in flight (cc.h) */
 	struct srd_path *paths;
+	struct srd_undo undo;
+	uint64_t late_ns;     /* the peer answered this late after a spurious timeout ... */
+	uint64_t late_end_ns; /* ... and the timer allows for it until then (undo.c) */
 };
 
 /* ---- receiver ---------------------------------------------------------------------- */
@@ -189,6 +212,8 @@ struct srd_rx {
 	bool hello_pending;
 	uint32_t hello_epoch, hello_cum, hello_echo;
 	uint32_t echo_psn;
+	bool dup_pending; /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	uint32_t dup_psn;
 	uint32_t horizon;        /* the sender's, newest seen */
 	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
 	struct srd_rx_nak *naks; /* RNR (said once) and errors (until the horizon passes) */
@@ -374,6 +399,15 @@ uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
+/* Spurious timeouts (undo.c): what one changed is saved before it acts (with the PSNs
+ * it declares lost, lo..hi, the oldest sent at sent_ns); after each ack, proven says
+ * whether it showed an original arrived (the requester judges: undo.c's comment);
+ * covers says whether a PSN is one the timeout declared lost; and the floor is the
+ * least the timer waits now, for a peer that answered late before. */
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent_ns, uint64_t paths);
+void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t now);
+bool srd_undo_covers(const struct srd_peer *p, uint32_t psn);
+uint64_t srd_undo_rto_floor(const struct srd_peer *p);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
 
 #endif

@@ -355,8 +355,8 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	if (len != SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak))
 		return len < SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak) ? SRD_ERR_SHORT
 		                                                                 : SRD_ERR_FORMAT;
-	if (h->src_port == 0 || h->src_epoch == 0 || (h->flags & ~SRD_ACK_F_STALE) || pkt[25] ||
-	    pkt[26] || pkt[27])
+	if (h->src_port == 0 || h->src_epoch == 0 ||
+	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP)) || pkt[25] || pkt[26] || pkt[27])
 		return SRD_ERR_FORMAT;
 	p = pkt + SRD_ACK_HDR_LEN;
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {

@@ -147,6 +147,9 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 
 enum srd_ack_flags {
 	SRD_ACK_F_STALE = 1u << 0, /* the data named an incarnation of mine that is gone */
+	SRD_ACK_F_DUP = 1u << 1,   /* echo_psn names a packet that came again: a copy of */
+	                           /* one already received (the sender's timeout, or our */
+	                           /* lost ack, sent it twice) */
 };
 
 struct srd_sack {

@@ -4,8 +4,9 @@
  * filter deciding what the network does to each packet: delivery exactly once and
  * intact under loss of every packet type, reordering, duplication; RNR; peer death
  * before and after it answered; peer restart; a dead path; congestion response to
- * delay and loss; RDMA and its access errors; a forged ack, and a packet that lies
- * about its message's length.
+ * delay and loss; a receiver descheduled for milliseconds (spurious timeouts undone);
+ * RDMA and its access errors; a forged ack, and a packet that lies about its
+ * message's length.
  */
 #include "../../src/sim/sim.h"
 #include "../../src/srd/wire.h"
@@ -487,6 +488,53 @@ static void test_old_straggler(void)
 	sim_free(s);
 }
 
+/* Host 1's process off the CPU: what arrives for it in [from, from + len) waits in its
+ * socket until the end; it answers nothing meanwhile. */
+struct stall {
+	struct sim *s;
+	uint64_t from[2], len;
+};
+
+static bool stall_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct stall *st = arg;
+	uint64_t arrive = sim_now(st->s) + plain_link().delay_ns;
+
+	for (int i = 0; i < 2; i++)
+		if (w->to == 1 && arrive >= st->from[i] && arrive < st->from[i] + st->len)
+			*hold_ns = st->from[i] + st->len - arrive;
+	return false;
+}
+
+/*
+ * A stream to a receiver that is descheduled for 5 ms, twice. The first stall times
+ * out the window, but the receiver's acks for the originals prove the timeout spurious:
+ * it is undone (no path taken down for a slow host), and the timer learns how late the
+ * peer answers, so the second stall of the same length times nothing out.
+ */
+static void test_stalled_receiver(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(13, &c);
+	struct stall st = {s, {5 * SIM_NS_PER_MS, 30 * SIM_NS_PER_MS}, 5 * SIM_NS_PER_MS};
+	uint64_t rto_first;
+	uint32_t n = 0;
+
+	sim_set_filter(s, stall_filter, &st);
+	for (uint64_t t = 0; t < 50 * SIM_NS_PER_MS; t += 20 * SIM_NS_PER_US, n++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 3000, t, SIM_OP_OK, 0) != UINT32_MAX);
+	sim_run_until(s, 20 * SIM_NS_PER_MS);
+	rto_first = ep_stats(s, 0)->rto_fired;
+	CHECK(rto_first > 0); /* the stall did time packets out */
+	CHECK(ep_stats(s, 0)->rto_spurious > 0);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, rto_first); /* none in the second stall */
+	CHECK_EQ(ep_stats(s, 0)->path_down, 0);
+	CHECK_EQ(ep_stats(s, 1)->data_dup_rx > 0, 1); /* the first stall's resends came twice */
+	sim_free(s);
+}
+
 static bool path_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
 	(void)hold_ns;
@@ -893,6 +941,7 @@ int main(void)
 	test_peer_death();
 	test_peer_restart();
 	test_old_straggler();
+	test_stalled_receiver();
 	test_path_death();
 	test_congestion();
 	test_low_latency_class();
