@@ -11,7 +11,7 @@ FUZZ_TEST_SECONDS ?= 15
 FUZZ_TARGETS ?= fuzz_wire fuzz_reasm fuzz_srd fuzz_engine fuzz_auth
 JOBS       ?= $(shell nproc)
 
-.PHONY: all build demo bench bench-fabric bench-multihost test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean fuzz fuzz-build test-fuzz fuzz-coverage
+.PHONY: all build demo bench bench-fabric bench-multihost bench-mpi test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean fuzz fuzz-build test-fuzz fuzz-coverage
 
 all: build
 
@@ -89,6 +89,13 @@ bench-multihost:
 	@scripts/deps.sh bench
 	@$(MAKE) --no-print-directory build
 	@bench/multihost.sh $(BUILD)
+
+# MPI alone (also part of make bench): Open MPI over softefa beside its tcp transport,
+# bench/out/perf/mpi.md (docs/mpi.md).
+bench-mpi:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory build
+	@bench/mpi.sh $(BUILD)
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

@@ -6,7 +6,8 @@
 # ucx_perftest over tcp, and softefa through perftest and rr. Writes bench/out/perf/
 # results.jsonl, then docs/performance.md and its plots. Also blocking latency (both
 # sides asleep in the kernel: udpfloor --blocking, perftest -e), the cost per message in
-# instructions (callgrind, cost.md) and, if bench/scale.sh is there, its scale.md.
+# instructions (callgrind, cost.md), if bench/scale.sh is there, its scale.md, and with
+# Open MPI installed, MPI over softefa beside its tcp transport (bench/mpi.sh, mpi.md).
 #   bench/perf.sh [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -282,6 +283,13 @@ fi
 if [ -x "$here/scale.sh" ]; then
 	echo "perf: scale" >&2
 	"$here/scale.sh" "$build"
+fi
+
+# MPI (bench/mpi.sh): Open MPI over softefa beside its tcp transport, mpi.md.
+rm -f "$out/mpi.md"
+if command -v mpirun >/dev/null && command -v mpicc >/dev/null; then
+	echo "perf: MPI" >&2
+	"$here/mpi.sh" "$build"
 fi
 
 # The cost of authentication: the softefa measures with it off and on, side by side.

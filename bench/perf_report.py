@@ -12,6 +12,8 @@ import re
 import statistics
 import sys
 
+from machine import cpuinfo
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -86,17 +88,6 @@ def history(docs, row):
         for r in rows:
             f.write("\t".join(str(r.get(k, "")) for k in HISTORY) + "\n")
     return rows
-
-
-def cpuinfo():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def main():
@@ -464,7 +455,7 @@ def main():
                  f"{rel(r, 'lat8k', 'raw8k')} | {rel(r, 'send8k', 'udp8k')} | "
                  f"{rel(r, 'write1m', 'tcp1m')} | {rel(r, 'read1m', 'tcp1m')} |")
     w.append("")
-    for part in ("auth.md", "profile.md", "cost.md", "scale.md"):
+    for part in ("auth.md", "profile.md", "cost.md", "scale.md", "mpi.md"):
         path = os.path.join(d, part)
         if os.path.exists(path):
             with open(path) as f:

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# MPI over softefa (Open MPI, ofi mtl, libfabric's efa provider, shared memory off)
+# against Open MPI's own tcp transport, side by side: bench/mpi_bench.c's PingPong,
+# Sendrecv and Allreduce at 8 B to 4 MiB with
+#   local2      2 ranks on one host
+#   local4      4 ranks on one host's 2 cores (oversubscribed, MPI_LONG_BUDGET per
+#               size: about a minute of traffic whose retransmissions are all spurious,
+#               for no packet is lost on one host)
+#   hosts2      2 ranks, one in each of two namespace hosts (tests/netns/fabric.sh)
+#   hosts2_loss the same with 5% loss on link 0 of the four, the one kernel TCP takes
+# (the namespace runs only as root, with namespaces). Each efa run has a run directory
+# of its own, so the device's port counters afterwards are that run's: retransmitted
+# packets and timeouts go to the report beside the figures. Writes bench/out/mpi/
+# results.tsv and counters.tsv, and bench/out/perf/mpi.md (a section of
+# docs/performance.md).
+#   bench/mpi.sh [BUILD_DIR]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+build=${1:-$root/build}
+SOFTEFA=$build/bin/softefa
+out=$root/bench/out/mpi
+BUDGET=${MPI_BUDGET:-0.25}
+LONG_BUDGET=${MPI_LONG_BUDGET:-2.2}
+mkdir -p "$out" "$root/bench/out/perf"
+: >"$out/results.tsv"
+: >"$out/counters.tsv"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+if ! mpicc -O2 -Wall -Wextra -Werror -std=c11 -o "$out/mpi_bench" "$here/mpi_bench.c"; then
+	echo "mpi: cannot build mpi_bench (scripts/deps.sh bench installs Open MPI)" >&2
+	exit 1
+fi
+
+EFA=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include efa --mca btl self
+	-x FI_EFA_ENABLE_SHM_TRANSFER=0)
+TCP=(--mca pml ob1 --mca btl tcp,self)
+
+# The port counters of every device address under run directory DIR, summed:
+# "RETRANS_PKTS RETRANS_TIMEOUTS".
+counters() { # DIR
+	local p=0 t=0 f
+	for f in "$1"/sysfs/counters/*/efa_*/retrans_pkts; do
+		[ -f "$f" ] || continue
+		p=$((p + $(cat "$f")))
+		t=$((t + $(cat "$(dirname "$f")/retrans_timeout_events")))
+	done
+	echo "$p $t"
+}
+
+# Keeps mpi_bench's lines of LOG, each prefixed with SCENARIO and TRANSPORT.
+keep() { # SCENARIO TRANSPORT LOG
+	local n
+	n=$(grep -cE '^(PingPong|Sendrecv|Allreduce) ' "$3")
+	if [ "$n" -eq 0 ]; then
+		echo "mpi: $1 $2 gave no figures:" >&2
+		tail -15 "$3" >&2
+		return 1
+	fi
+	grep -E '^(PingPong|Sendrecv|Allreduce) ' "$3" | sed "s/^/$1 $2 /" >>"$out/results.tsv"
+	echo "mpi: $1 $2: $n figures" >&2
+}
+
+local_run() { # SCENARIO TRANSPORT NP BUDGET
+	local rd log="$out/$1.$2.log" more=()
+	[ "$3" -gt 2 ] && more=(--oversubscribe)
+	if [ "$2" = efa ]; then
+		rd=$(mktemp -d /tmp/softefa-mpi-bench.XXXXXX)
+		SOFTEFA_RUN_DIR=$rd timeout 900 "$SOFTEFA" run -- mpirun -np "$3" "${more[@]}" \
+			"${EFA[@]}" "$out/mpi_bench" --budget "$4" >"$log" 2>&1
+		keep "$1" "$2" "$log" && echo "$1 $2 $(counters "$rd") -" >>"$out/counters.tsv"
+		rm -rf "$rd"
+	else
+		timeout 900 mpirun -np "$3" "${more[@]}" "${TCP[@]}" "$out/mpi_bench" --budget "$4" \
+			>"$log" 2>&1
+		keep "$1" "$2" "$log"
+	fi
+}
+
+local_run local2 efa 2 "$BUDGET"
+local_run local2 tcp 2 "$BUDGET"
+local_run local4 efa 4 "$LONG_BUDGET"
+local_run local4 tcp 4 "$LONG_BUDGET"
+
+# Across two namespace hosts (needs root and namespaces; said and skipped otherwise).
+hosts() {
+	. "$root/tests/netns/fabric.sh"
+	. "$root/tests/netns/mpi.sh"
+	local why
+	if ! why=$(fabric_possible) || ! why=$(mpi_tools); then
+		echo "mpi: no namespace hosts: $why" >&2
+		return 0
+	fi
+	fabric_up 2 4 && mpi_hosts_up 2 || return 1
+	hosts_run() { # SCENARIO TRANSPORT
+		local rd log="$out/$1.$2.log" before
+		before=$(link_drops 1 2 0 2>/dev/null || echo 0)
+		rd=$(mktemp -d /tmp/softefa-mpi-bench.XXXXXX)
+		SOFTEFA_RUN_DIR=$rd mpi_job "$2" 2 1 2 900 "$log" -- "$out/mpi_bench" --budget "$BUDGET"
+		local drops=-
+		[ "$1" = hosts2_loss ] && drops=$(($(link_drops 1 2 0) - before))
+		keep "$1" "$2" "$log" && echo "$1 $2 $(counters "$rd") $drops" >>"$out/counters.tsv"
+		rm -rf "$rd"
+	}
+	hosts_run hosts2 efa
+	hosts_run hosts2 tcp
+	link_loss 1 2 0 50 || return 1
+	hosts_run hosts2_loss efa
+	hosts_run hosts2_loss tcp
+	fabric_down
+	rm -rf "$MPI_TMP"
+}
+hosts || echo "mpi: the namespace hosts failed (the reason is above)" >&2
+
+/usr/bin/python3 "$here/mpi_report.py" "$out" >"$root/bench/out/perf/mpi.md" &&
+	echo "mpi: wrote bench/out/perf/mpi.md" >&2

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: MIT
+"""The MPI section of docs/performance.md, from bench/mpi.sh's results.tsv and
+counters.tsv: softefa (libfabric's efa provider) beside Open MPI's tcp transport, the
+issue's targets judged from the same figures, and the retransmission counters.
+
+    mpi_report.py OUT_DIR > mpi.md
+"""
+import datetime
+import os
+import sys
+
+from machine import cpuinfo
+
+SCENARIOS = [
+    ("local2", "2 ranks, one host"),
+    ("local4", "4 ranks on one host's 2 cores"),
+    ("hosts2", "2 ranks on two namespace hosts"),
+    ("hosts2_loss", "2 ranks on two namespace hosts, 5% loss on link 0 of 4 (kernel TCP's link)"),
+]
+BENCHES = ["PingPong", "Sendrecv", "Allreduce"]
+
+
+def size(b):
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= n and b % n == 0:
+            return f"{b // n} {unit}"
+    return f"{b} B"
+
+
+def load(d):
+    res, cnt = {}, {}
+    with open(os.path.join(d, "results.tsv")) as f:
+        for line in f:
+            p = line.split()
+            if len(p) == 9:
+                sc, tr, bench, _ranks, b, _it, avg, p50, p99 = p
+                res[(sc, tr, bench, int(b))] = (float(avg), float(p50), float(p99))
+    path = os.path.join(d, "counters.tsv")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) == 5:
+                    cnt[(p[0], p[1])] = (int(p[2]), int(p[3]), p[4])
+    return res, cnt
+
+
+def ratios(res, sc, col):
+    """(bench, bytes, efa/tcp) for every figure both transports have in scenario sc;
+    col 0 is the mean, 2 the 99th percentile."""
+    out = []
+    for (s, tr, bench, b), v in sorted(res.items()):
+        t = res.get((s, "tcp", bench, b))
+        if s == sc and tr == "efa" and t and t[col] > 0:
+            out.append((bench, b, v[col] / t[col]))
+    return out
+
+
+def judge(rs, limit, what):
+    if not rs:
+        return f"| {what} | not measured | |"
+    met = [r for r in rs if r[2] <= limit]
+    worst = max(rs, key=lambda r: r[2])
+    verdict = "met" if len(met) == len(rs) else "missed"
+    return (f"| {what} | {verdict}: {len(met)} of {len(rs)} figures | worst {worst[2]:.2f}x "
+            f"({worst[0]} {size(worst[1])}) |")
+
+
+def table(res, sc, title):
+    w = [f"### {title}\n"]
+    p99 = sc == "hosts2_loss"
+    head = "| benchmark | size | softefa, us | tcp, us | softefa / tcp |"
+    line = "|---|---|---|---|---|"
+    if p99:
+        head += " softefa p99, us | tcp p99, us | p99 ratio |"
+        line += "---|---|---|"
+    w += [head, line]
+    for bench in BENCHES:
+        for (s, tr, bn, b), v in sorted(res.items(), key=lambda kv: kv[0][3]):
+            if s != sc or tr != "efa" or bn != bench:
+                continue
+            t = res.get((sc, "tcp", bench, b))
+            row = f"| {bench} | {size(b)} | {v[0]:.1f} | "
+            row += f"{t[0]:.1f} | {v[0] / t[0]:.2f} |" if t else " | |"
+            if p99:
+                row += f" {v[2]:.1f} | {t[2]:.1f} | {v[2] / t[2]:.2f} |" if t else " | | |"
+            w.append(row)
+    w.append("")
+    return w
+
+
+def counters_section(cnt):
+    w = ["### Retransmissions\n",
+         "Port counters of the efa runs (each run had a run directory of its own, so they "
+         "are that run's alone). On one host no packet is lost: every retransmission "
+         "there is spurious.\n",
+         "| run | retransmitted packets | retransmission timeouts | packets the loss rule dropped |",
+         "|---|---|---|---|"]
+    for sc, title in SCENARIOS:
+        c = cnt.get((sc, "efa"))
+        if c:
+            w.append(f"| {title} | {c[0]} | {c[1]} | {c[2] if c[2] != '-' else 'no loss rule'} |")
+    w.append("")
+    return w
+
+
+def main():
+    d = sys.argv[1]
+    res, cnt = load(d)
+    w = ["## MPI\n",
+         f"`bench/mpi.sh`, {datetime.date.today().isoformat()}, CPU: {cpuinfo()}. Open MPI "
+         "4.1 (Debian) over libfabric's efa provider on softefa (ofi mtl, "
+         "`FI_EFA_ENABLE_SHM_TRANSFER=0`, authentication on) beside Open MPI's own tcp "
+         "transport (ob1, btl tcp), the same IMB-like loops (`bench/mpi_bench.c`): mean "
+         "time per call in microseconds (PingPong: half a round trip), lower is better. "
+         "A ratio below 1 is softefa ahead. See docs/mpi.md.\n",
+         "| target | result | detail |", "|---|---|---|"]
+    w.append(judge(ratios(res, "local4", 0), 1.5,
+                   "4 ranks on 2 cores: every size within 1.5x of tcp"))
+    w.append(judge(ratios(res, "local2", 0), 1.2, "2 ranks: every size within 1.2x of tcp"))
+    small = [r for r in ratios(res, "local2", 0) if r[1] <= 8192]
+    w.append(judge(small, 1.0, "2 ranks: ahead of tcp at 8 B to 8 KiB"))
+    w.append(judge(ratios(res, "hosts2_loss", 2), 1.0,
+                   "across hosts, 5% loss on one of 4 links: ahead of tcp at p99"))
+    c = cnt.get(("local4", "efa"))
+    if c:
+        w.append(f"| no retransmission without real loss (4 ranks, one host) | "
+                 f"{'met' if c[0] == 0 else 'missed'} | {c[0]} packets retransmitted, "
+                 f"{c[1]} timeouts |")
+    w.append("")
+    for sc, title in SCENARIOS:
+        if any(k[0] == sc for k in res):
+            w += table(res, sc, title)
+    w += counters_section(cnt)
+    print("\n".join(w))
+
+
+if __name__ == "__main__":
+    main()
