@@ -85,7 +85,8 @@
 	X(rx_auth_mismatch, "datagrams dropped: with auth where it is off, or without it")      \
 	X(srd_restart_refused, "SRD claims that a live peer restarted: not believed")           \
 	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")          \
-	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")
+	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")   \
+	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -105,6 +105,7 @@ static void copy_stats(struct net_engine *e)
 	c->srd_restart_refused = s->restart_refused;
 	c->srd_peers_evicted = s->peers_evicted;
 	c->srd_rto_spurious = s->rto_spurious;
+	c->srd_rto_peer_silent = s->rto_peer_silent;
 }
 
 void net_engine_defer_tx(struct net_engine *e)

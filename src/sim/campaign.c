@@ -6,8 +6,8 @@
  * writes with immediate and reads of every size, a few with a bad rkey, QP or qkey)
  * and the faults (random loss up to 30%, bursts, duplication, reordering, corruption,
  * a blackholed or failing link, a host crash with or without restart, receivers short
- * of receives). The run then goes on long enough for every timeout to play out, and
- * sim_check() judges it.
+ * of receives, hosts whose process goes off the CPU for milliseconds). The run then
+ * goes on long enough for every timeout to play out, and sim_check() judges it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -156,6 +156,7 @@ static void describe_faults(struct plan *p, const struct sim_campaign *c)
 	    {c->crash, c->restart ? "crash+restart" : "crash"},
 	    {c->rnr, "rnr"},
 	    {c->bad_ops, "bad-ops"},
+	    {c->stall, "stall"},
 	};
 	char buf[32];
 
@@ -168,12 +169,33 @@ static void describe_faults(struct plan *p, const struct sim_campaign *c)
 			note(p, faults[i].name);
 }
 
-/* What the seed decides, drawn in a fixed order (recorded seeds replay), then noted. */
-static void choose(struct plan *p, struct sim_campaign *c)
+/*
+ * Stalls: hosts off the CPU, 1 to 3 times, for up to 10 ms (and well inside the
+ * peer timeout). Drawn from a stream of their own, so that every other choice of a seed
+ * is what it was before stalls existed.
+ */
+static void script_stalls(struct sim *s, uint64_t seed, const struct sim_campaign *c)
 {
+	struct sefa_rng r = sefa_rng_derive(seed, 12);
+	uint64_t most = c->peer_timeout_ns / 5 < 10 * SIM_NS_PER_MS ? c->peer_timeout_ns / 5
+	                                                            : 10 * SIM_NS_PER_MS;
+
+	if (!c->stall)
+		return;
+	for (uint64_t n = 1 + sefa_below(&r, 3); n; n--)
+		sim_stall_at(s, sefa_below(&r, POST_WINDOW_NS), (int)sefa_below(&r, c->hosts),
+		             SIM_NS_PER_MS / 2 + sefa_below(&r, most));
+}
+
+/* What the seed decides, drawn in a fixed order (recorded seeds replay), then noted. */
+static void choose(struct plan *p, struct sim_campaign *c, uint64_t seed)
+{
+	struct sefa_rng r = sefa_rng_derive(seed, 11);
+
 	memset(c, 0, sizeof(*c));
 	choose_world(p, c);
 	choose_faults(p, c);
+	c->stall = sefa_below(&r, 3) == 0; /* its own stream: see script_stalls */
 	describe_world(p, c);
 	describe_faults(p, c);
 }
@@ -320,12 +342,13 @@ int sim_campaign_run(uint64_t seed, FILE *trace, FILE *report, struct sim_campai
 	p.desc = res->desc;
 	if (!s)
 		return -1;
-	choose(&p, &c);
+	choose(&p, &c, seed);
 	res->plan = c;
 	sim_set_trace(s, trace);
 	nlinks = build(s, &p, &c, links);
 	script_faults(s, &p, &c, links, nlinks);
 	script_traffic(s, &p, &c);
+	script_stalls(s, seed, &c);
 	res->end = sim_run(s, RUN_LIMIT_NS);
 	/* Let every timeout play out: a crashed sender's half messages must be given back. */
 	sim_run_until(s, sim_now(s) + 2 * c.peer_timeout_ns + 10 * SIM_NS_PER_MS);

@@ -18,7 +18,7 @@ struct sim_campaign {
 	uint32_t ops;
 	double loss_max;
 	bool burst, dup, reorder, corrupt, host_faults;
-	bool blackhole, link_flap, crash, restart, rnr, bad_ops;
+	bool blackhole, link_flap, crash, restart, rnr, bad_ops, stall;
 };
 
 struct sim_campaign_result {

@@ -142,6 +142,9 @@ void sim_link_at(struct sim *s, uint64_t at, int link, enum sim_link_state st,
                  uint64_t converge_ns);
 void sim_crash_at(struct sim *s, uint64_t at, int host);
 void sim_restart_at(struct sim *s, uint64_t at, int host);
+/* The host's process off the CPU for len_ns from `at` (a busy, oversubscribed host):
+ * what arrives for it, its timers and its posts wait until it runs again, in order. */
+void sim_stall_at(struct sim *s, uint64_t at, int host, uint64_t len_ns);
 /* Receive credits of a host (sends and solicited write-imm use one each); -1 = unlimited. */
 void sim_credits_at(struct sim *s, uint64_t at, int host, int64_t credits);
 

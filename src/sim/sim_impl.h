@@ -26,6 +26,8 @@ enum sim_ev_type {
 	EV_RESTART, /* host a comes back as a new incarnation */
 	EV_CREDITS, /* host a's receive credits become g (as int64) */
 	EV_REGION,  /* host a's memory region is registered (b = 1) or gone (b = 0) */
+	EV_STALL,   /* host a's process goes off the CPU for g ns (sim_stall_at) */
+	EV_RESUME,  /* host a's process runs again: it hands the core's packets over */
 };
 
 struct sim_event {
@@ -119,6 +121,7 @@ struct sim_host {
 	uint64_t phantoms;       /* messages that were never posted to us */
 	uint64_t bad_out;        /* packets the core produced against its contract */
 	bool region_gone;        /* writes and reads refused (sim_region_at) */
+	uint64_t stalled_until;  /* off the CPU until then: its events wait (sim_stall_at) */
 	uint64_t region_gone_ns; /* when it last went: a write or read may fail with 7
 	                          * after it; UINT64_MAX when it never did */
 	struct sim *s;

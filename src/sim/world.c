@@ -481,6 +481,11 @@ void sim_restart_at(struct sim *s, uint64_t at, int host)
 	sim_schedule(s, at, EV_RESTART, host, 0, 0, NULL);
 }
 
+void sim_stall_at(struct sim *s, uint64_t at, int host, uint64_t len_ns)
+{
+	sim_schedule(s, at, EV_STALL, host, 0, len_ns, NULL);
+}
+
 void sim_credits_at(struct sim *s, uint64_t at, int host, int64_t credits)
 {
 	sim_schedule(s, at, EV_CREDITS, host, 0, (uint64_t)credits, NULL);
@@ -577,13 +582,52 @@ static void tx_done(struct sim *s, int chan)
 	int from = s->chans[chan].from;
 
 	sim_chan_tx_done(s, chan);
-	/* Room on a host's uplink: it may hand the core's next packets over. */
-	if (s->nodes[from].is_host)
+	/* Room on a host's uplink: it may hand the core's next packets over (a stalled
+	 * one does when it runs again: EV_RESUME). */
+	if (s->nodes[from].is_host && s->hosts[s->nodes[from].host].stalled_until <= s->now)
 		sim_host_pump(s, &s->hosts[s->nodes[from].host]);
+}
+
+/* The host an event wants to run on, stalled now: -1 when none. Arrivals at a host,
+ * its timers and its posts wait for its process; the network does not. */
+static int stalled_host(const struct sim *s, const struct sim_event *e)
+{
+	int h = -1;
+
+	if (e->type == EV_ARRIVE && s->nodes[s->chans[e->a].to].is_host)
+		h = s->nodes[s->chans[e->a].to].host;
+	else if (e->type == EV_TIMER)
+		h = e->a;
+	else if (e->type == EV_POST)
+		h = s->ops[e->a].src;
+	return h >= 0 && s->hosts[h].stalled_until > s->now ? h : -1;
+}
+
+/* A stall begins, or ends (the host then sends what its core has ready). */
+static void stall(struct sim *s, int host, uint64_t len_ns, bool begin)
+{
+	struct sim_host *h = &s->hosts[host];
+
+	if (!begin) {
+		if (h->stalled_until <= s->now && h->alive)
+			sim_host_pump(s, h);
+		return;
+	}
+	if (s->now + len_ns > h->stalled_until)
+		h->stalled_until = s->now + len_ns;
+	sim_trace(s, "stall h%d %lluus", host, (unsigned long long)(len_ns / SIM_NS_PER_US));
+	sim_schedule(s, h->stalled_until, EV_RESUME, host, 0, 0, NULL);
 }
 
 static void dispatch(struct sim *s, const struct sim_event *e)
 {
+	int h = stalled_host(s, e);
+
+	if (h >= 0) {
+		/* Later than everything already waiting for the same moment: order kept. */
+		sim_schedule(s, s->hosts[h].stalled_until, e->type, e->a, e->b, e->g, e->p);
+		return;
+	}
 	switch (e->type) {
 	case EV_ARRIVE:
 		arrive(s, e->a, e->p);
@@ -624,6 +668,10 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 		break;
 	case EV_REGION:
 		sim_host_region(s, &s->hosts[e->a], e->b);
+		break;
+	case EV_STALL:
+	case EV_RESUME:
+		stall(s, e->a, e->g, e->type == EV_STALL);
 		break;
 	}
 }

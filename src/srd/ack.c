@@ -28,9 +28,11 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
 {
 	struct srd_rx *rx = &p->rx;
 
-	/* Only a plain ack rides: no holes, no refusals, and both sides agree who we are. */
+	/* Only a plain ack rides: no holes, refusals or duplicates to report, and both
+	 * sides agree who we are. */
 	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
-	    rx->hello_pending || !rx->peer_epoch || rx->peer_epoch != p->tx.peer_epoch)
+	    rx->hello_pending || rx->dup_pending || !rx->peer_epoch ||
+	    rx->peer_epoch != p->tx.peer_epoch)
 		return;
 	h->flags |= SRD_DATA_F_ACK;
 	h->ack_cum = rx->cum;
@@ -115,11 +117,13 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a)
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
-	if (rx->dup_pending) {
-		/* Both copies of the ack say it (the first may be lost, as ours was). */
+	if (rx->dup_pending && second) {
+		/* The first copy says it; the second is a plain ack, which an engine that
+		 * knows no DUP bit takes (it drops the first as malformed). */
 		a->flags |= SRD_ACK_F_DUP;
 		a->echo_psn = rx->dup_psn;
-		rx->dup_pending = second;
+		a->dup_path = rx->dup_path;
+		rx->dup_pending = false;
 	}
 	a->nsack = (uint8_t)build_sacks(p, a->sack);
 	rx->ack_urgent = false;
@@ -155,6 +159,9 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		rx->hello_pending = false;
 	} else {
 		second = build_ack(p, &a);
+		rx->acked = true; /* a duplicate of what it covers, later, means it was lost */
+		rx->acked_cum = a.cum;
+		rx->acked_ns = now;
 	}
 	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
 	/* An ack takes the path our own data last got through on toward this peer; the

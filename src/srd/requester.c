@@ -396,7 +396,7 @@ static void fail_all(struct srd_peer *p, int status)
 {
 	struct srd_tx *tx = &p->tx;
 
-	tx->undo.armed = false; /* its PSNs are gone */
+	srd_undo_forget(p); /* its PSNs are gone, and the incarnation it timed */
 	for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
 		struct srd_slot *s = slot_of(p, psn);
 
@@ -522,6 +522,8 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 	s->path_seq = path->seq++;
 	s->sent_ns = now;
 	tx->last_data_tx_ns = now;
+	if (!s->tx_count)
+		s->first_path = (uint8_t)s->path;
 	s->tx_count++;
 	s->state = PKT_INFLIGHT;
 	s->dst_epoch = tx->peer_epoch;
@@ -695,8 +697,12 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths 
 
 	if (s->state == PKT_DONE || s->state == PKT_FREE)
 		return;
-	if (s->state == PKT_LOST && s->tx_count == 1 && srd_undo_covers(p, s->psn))
-		ap->orig_of_lost = true;
+	if (srd_undo_covers(p, s->psn)) {
+		if (s->state == PKT_LOST && s->tx_count == 1)
+			ap->orig_of_lost = true;
+		else if (s->tx_count >= 2)
+			srd_undo_note_resent(p, s->psn, s->first_path, (uint8_t)s->path);
+	}
 	if (s->state == PKT_INFLIGHT) {
 		if (!ap->on[s->path] || psn_lt(ap->max_seq[s->path], s->path_seq)) {
 			ap->max_seq[s->path] = s->path_seq;
@@ -868,15 +874,38 @@ static bool ack_plausible(const struct srd_tx *tx, const struct srd_ack_hdr *a)
 }
 
 /*
- * Does the ack report a copy of a packet a timeout declared lost, sent again, as
- * already received (so its original got there)? A copy of one never sent again is
- * the network's duplicate, and proves nothing.
+ * Does the ack report a resent packet a timeout declared lost as received before, by
+ * its original (the copy it first came by took the original's path, and the resend
+ * another)? Sent once, a second copy is the network's duplicate.
  */
 static bool dup_proves(struct srd_peer *p, const struct srd_ack_hdr *a)
 {
+	const struct srd_slot *s;
+
 	if (!(a->flags & SRD_ACK_F_DUP) || !srd_undo_covers(p, a->echo_psn))
 		return false;
-	return !psn_live(&p->tx, a->echo_psn) || slot_of(p, a->echo_psn)->tx_count >= 2;
+	if (srd_undo_first_copy(p, a->echo_psn, a->dup_path) >= 0)
+		return srd_undo_first_copy(p, a->echo_psn, a->dup_path) == 1; /* acked already */
+	if (!psn_live(&p->tx, a->echo_psn))
+		return false;
+	s = slot_of(p, a->echo_psn);
+	return s->state != PKT_DONE && s->tx_count >= 2 && a->dup_path == s->first_path &&
+	       s->path != s->first_path;
+}
+
+/* The round trip of an original the timeout gave up on and never resent, when the ack
+ * was sent for it (it is the newest the peer has): how late the peer is. 0 otherwise. */
+static uint64_t late_original(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+{
+	const struct srd_slot *s;
+
+	if ((a->flags & SRD_ACK_F_DUP) || !srd_undo_covers(p, a->echo_psn) ||
+	    !psn_live(&p->tx, a->echo_psn))
+		return 0;
+	s = slot_of(p, a->echo_psn);
+	if (s->state != PKT_LOST || s->tx_count != 1 || now <= s->sent_ns)
+		return 0;
+	return now - s->sent_ns;
 }
 
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
@@ -884,7 +913,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	struct srd_tx *tx = &p->tx;
 	struct acked_paths ap;
 	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
-	uint64_t rtt;
+	uint64_t rtt, late;
 	bool refused = false, proven;
 
 	if (!ack_current(p, a, now))
@@ -896,13 +925,14 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	srd_tx_learn_epoch(p, a->src_epoch);
 	rtt = echo_sample(p, a->echo_psn, now);
 	proven = dup_proves(p, a);
+	late = late_original(p, a, now);
 	for (unsigned i = 0; i < a->nnak; i++)
 		refused |= on_nak(p, &a->nak[i], now);
 	memset(ap.on, 0, sizeof(ap.on));
 	ap.orig_of_lost = false;
 	newly = ack_range(p, a, &ap);
 	advance_una(p);
-	srd_undo_on_ack(p, proven || ap.orig_of_lost, now);
+	srd_undo_on_ack(p, proven || ap.orig_of_lost, late, now);
 	if (tx->una != before || tx->inflight != inflight_before || refused)
 		tx->last_progress_ns = now;
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
@@ -945,7 +975,7 @@ static void blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t since, 
 static void timeout_save(struct srd_peer *p, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
-	uint64_t paths = 0, first_sent = 0;
+	uint64_t paths = 0;
 	uint32_t lo = 0, hi = 0;
 
 	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
@@ -953,10 +983,8 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 
 		if (s->sent_ns + slot_rto(p, s) > now)
 			break;
-		if (!paths) {
+		if (!paths)
 			lo = hi = s->psn;
-			first_sent = s->sent_ns;
-		}
 		if (psn_lt(s->psn, lo))
 			lo = s->psn;
 		if (psn_lt(hi, s->psn))
@@ -964,7 +992,7 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 		paths |= 1ull << s->path;
 	}
 	if (paths)
-		srd_undo_save(p, lo, hi, first_sent, paths);
+		srd_undo_save(p, lo, hi, paths, now);
 }
 
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)

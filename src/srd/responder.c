@@ -53,8 +53,9 @@ static void bit_clear(struct srd_rx *rx, uint32_t psn, uint32_t w)
 bool srd_rx_init(struct srd_peer *p)
 {
 	p->rx.bitmap = calloc(win(p) / 64, sizeof(uint64_t));
+	p->rx.first_path = malloc(win(p));
 	list_init(&p->rx.msg_list);
-	return p->rx.bitmap != NULL;
+	return p->rx.bitmap != NULL && p->rx.first_path != NULL;
 }
 
 static void rxmsg_unlink(struct srd_rx *rx, struct srd_rxmsg *e)
@@ -97,6 +98,7 @@ void srd_rx_free(struct srd_peer *p)
 		}
 	}
 	free(p->rx.bitmap);
+	free(p->rx.first_path);
 	free(p->rx.naks);
 }
 
@@ -163,6 +165,7 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->horizon = horizon;
 	rx->nnaks = 0;
 	rx->dup_pending = false; /* a copy the old incarnation sent proves nothing now */
+	rx->acked = false;
 }
 
 static void add_nak(struct srd_peer *p, uint32_t psn, uint8_t status)
@@ -525,7 +528,10 @@ static void owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 
 /* Stage two: new data inside the window? A duplicate means the sender missed our ack:
  * answer now, twice, and count the loss against the path that ack took (acks learn
- * dead paths too). Beyond the window the sender never sends: dropped. */
+ * dead paths too), but only if an ack of ours covering it left before this moment: a
+ * copy read with its original, or before we answered it (we were off the CPU and the
+ * sender's timer was not), lost no ack. Beyond the window the sender never sends:
+ * dropped. */
 static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
@@ -537,7 +543,10 @@ static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t
 		rx->ack_twice = true;
 		rx->dup_pending = true; /* the ack says which: a spurious timeout's proof */
 		rx->dup_psn = h->psn;
-		srd_path_on_rto(p, rx->ack_path, now);
+		/* Until the window moves a PSN on, its slot holds the path it first came by. */
+		rx->dup_path = rx->top - h->psn <= w ? rx->first_path[h->psn & (w - 1)] : 0xff;
+		if (rx->acked && psn_lt(h->psn, rx->acked_cum) && now > rx->acked_ns)
+			srd_path_on_rto(p, rx->ack_path, now);
 		return false;
 	}
 	return h->psn - rx->cum < w;
@@ -548,6 +557,7 @@ static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken,
 {
 	struct srd_rx *rx = &p->rx;
 
+	rx->first_path[h->psn & (win(p) - 1)] = h->path; /* for a later duplicate's report */
 	if (taken) {
 		bit_set(rx, h->psn, win(p));
 		if (!psn_lt(h->psn, rx->top))

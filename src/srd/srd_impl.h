@@ -70,6 +70,7 @@ struct srd_slot {
 	uint32_t dst_epoch; /* the peer incarnation it was last sent to (0 = not yet known) */
 	uint8_t state;      /* enum srd_pkt_state */
 	uint8_t tx_count;
+	uint8_t first_path;     /* the path its first transmission took */
 	uint8_t losses;         /* times declared lost: its timeout doubles with each */
 	bool rnr_again;         /* the next transmission answers an RNR refusal */
 	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
@@ -116,11 +117,7 @@ struct srd_path {
 	uint32_t loss_ewma; /* losses per 1024 packets, smoothed */
 	uint64_t tx;
 	struct list_node inflight; /* slots in flight on this path, send order */
-	/* As it was before a timeout blamed it, for undo.c to put back. */
-	struct {
-		uint32_t loss_ewma, consec_rto;
-		uint64_t down_until_ns, cooldown_ns;
-	} before_rto;
+	uint32_t before_rto_loss;  /* loss_ewma before a timeout raised it (undo.c) */
 };
 
 /*
@@ -129,13 +126,20 @@ struct srd_path {
  */
 struct srd_undo {
 	bool armed;
-	uint32_t lo, hi;  /* the PSNs it declared lost lie in [lo, hi] */
-	uint64_t sent_ns; /* the oldest of them was sent then */
-	uint32_t cwnd_x1024;
-	uint64_t last_decrease_ns;
+	uint32_t lo, hi;     /* the PSNs it declared lost lie in [lo, hi] */
+	uint64_t fired_ns;   /* the first timeout of the episode */
+	uint64_t closing_ns; /* all of them done then, none proven: 0 while not */
+	uint32_t cwnd_x1024; /* the window before it */
 	uint32_t rto_backoff;
 	uint64_t paths; /* the paths it declared packets lost on, as bits */
 	uint64_t blame; /* those it has yet to blame: the peer was silent on every path */
+	/* Its packets acked after a resend, the last few: a report that one came twice may
+	 * follow, and say which copy came first (dup_proves in requester.c). */
+	struct {
+		uint32_t psn;
+		uint8_t first_path, last_path;
+	} resent[8];
+	uint32_t nresent;
 };
 
 struct srd_tx {
@@ -162,7 +166,7 @@ struct srd_tx {
 	struct srd_cc cc;     /* the window of packets in flight (cc.h) */
 	struct srd_path *paths;
 	struct srd_undo undo;
-	uint64_t late_ns;     /* the peer answered this late after a spurious timeout ... */
+	uint64_t late_ns;     /* an original the timer gave up on was answered this late ... */
 	uint64_t late_end_ns; /* ... and the timer allows for it until then (undo.c) */
 };
 
@@ -212,7 +216,13 @@ struct srd_rx {
 	bool hello_pending;
 	uint32_t hello_epoch, hello_cum, hello_echo;
 	uint32_t echo_psn;
-	bool dup_pending; /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	uint8_t *first_path; /* per window slot: the path (the sender's number) its PSN first
+	                      * came by, for a duplicate's report */
+	uint8_t dup_path;    /* dup_psn's, or 0xff when the window has moved on */
+	bool dup_pending;    /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	bool acked;          /* an ack went out since the incarnation began, at acked_ns, */
+	uint32_t acked_cum;  /* saying every PSN below this one is received */
+	uint64_t acked_ns;
 	uint32_t dup_psn;
 	uint32_t horizon;        /* the sender's, newest seen */
 	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
@@ -399,14 +409,23 @@ uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
-/* Spurious timeouts (undo.c): what one changed is saved before it acts (with the PSNs
- * it declares lost, lo..hi, the oldest sent at sent_ns); after each ack, proven says
- * whether it showed an original arrived (the requester judges: undo.c's comment);
- * covers says whether a PSN is one the timeout declared lost; and the floor is the
- * least the timer waits now, for a peer that answered late before. */
-void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent_ns, uint64_t paths);
-void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t now);
+/*
+ * Spurious timeouts (undo.c). save: before a timeout acts, the PSNs it declares lost
+ * (in [lo, hi]) and the paths they were on. covers: is psn one of them? on_ack: after
+ * each ack,
+ * whether it proved an original arrived and, if it showed the peer late, how late
+ * (the requester judges both: undo.c's comment). forget: the peer is gone. floor: the
+ * least the timer waits now.
+ */
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths, uint64_t now);
 bool srd_undo_covers(const struct srd_peer *p, uint32_t psn);
+void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t late, uint64_t now);
+/* A packet the timeout declared lost was acked after a resend (first and last path). */
+void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first, uint8_t last);
+/* Did psn come first by its original, as a report says (path first_path)? 1 yes, 0 no,
+ * -1 not known here. */
+int srd_undo_first_copy(const struct srd_peer *p, uint32_t psn, uint8_t first_path);
+void srd_undo_forget(struct srd_peer *p);
 uint64_t srd_undo_rto_floor(const struct srd_peer *p);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
 

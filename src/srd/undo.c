@@ -7,25 +7,47 @@
  *
  * A timeout is proven spurious when the peer shows that an original got there: an ack
  * acknowledges a packet the timeout declared lost that was never sent again (its only
- * copy arrived), or the peer reports (SRD_ACK_F_DUP) that a resent copy of one of them
- * found it already received. Then what the timeout did to the window, the paths and
- * the back-off is put back, and the timer learns how late this peer answers: until
- * SRD_LATE_KEEP_NS pass without another such proof, no timeout comes sooner than half
- * as long again as the original took (the Eifel response of RFC 4015, kept longer, as
- * a host that was busy once will be again). A loss the timeout found is a loss, and
- * what it changed stays, once every packet it declared lost is done without proof;
- * then too the paths it found the peer silent on are blamed (requester.c's
- * blame_paths).
+ * copy arrived), or the peer reports (SRD_ACK_F_DUP) that a resent copy of such a
+ * packet found it already received by a copy that took the original's path. Then the window comes back to what it was, the
+ * back-off too, and the paths the timeout found the peer silent on are not blamed
+ * (requester.c's blame_paths); those blamed at once, because the peer answered on
+ * others, stay blamed. A lost ack proves the same and is undone the same: the data
+ * got through, its paths did not fail.
+ *
+ * The timer learns only from what shows the peer late, not from lost acks: an ack
+ * whose newest packet (echo_psn) is an original the timeout declared lost and never
+ * resent was sent because that original had just arrived, so its round trip is the
+ * peer's real lateness. For SRD_LATE_KEEP_NS after such a sample (renewed by the next)
+ * no timeout comes sooner than half as long again (the Eifel response of RFC 4015,
+ * kept longer: a host that was busy once will be again).
+ *
+ * Once every packet the timeout declared lost is done, unproven, a proof may still be
+ * on its way: the record stays for a round trip, then the deferred blame goes, and what
+ * the timeout changed stays.
  */
 #include "srd_impl.h"
 
 #define SRD_LATE_KEEP_NS (10ull * 1000000000ull)
 
-void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent_ns, uint64_t paths)
+/* The timeout was real, or is past proving: the blame it deferred goes now, to paths
+ * that delivered nothing since. */
+static void finalize(struct srd_peer *p, uint64_t now)
+{
+	struct srd_undo *u = &p->tx.undo;
+
+	u->armed = false;
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if ((u->blame >> i & 1) && p->tx.paths[i].good_ns <= u->fired_ns)
+			srd_path_on_rto(p, i, now);
+}
+
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct srd_undo *u = &tx->undo;
 
+	if (u->armed && u->closing_ns)
+		finalize(p, now);
 	/* Timeouts in a row (one stall): the state before the first is what comes back. */
 	if (u->armed) {
 		if (psn_lt(u->hi, hi))
@@ -36,91 +58,92 @@ void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent_n
 		*u = (struct srd_undo){.armed = true,
 		                       .lo = lo,
 		                       .hi = hi,
-		                       .sent_ns = sent_ns,
+		                       .fired_ns = now,
 		                       .cwnd_x1024 = tx->cc.cwnd_x1024,
-		                       .last_decrease_ns = tx->cc.last_decrease_ns,
 		                       .rto_backoff = tx->rto_backoff,
 		                       .paths = paths};
 	}
-	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
-		struct srd_path *path = &tx->paths[i];
-
-		if (!(paths >> i & 1))
-			continue;
-		path->before_rto.loss_ewma = path->loss_ewma;
-		path->before_rto.consec_rto = path->consec_rto;
-		path->before_rto.down_until_ns = path->down_until_ns;
-		path->before_rto.cooldown_ns = path->cooldown_ns;
-	}
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (paths >> i & 1)
+			tx->paths[i].before_rto_loss = tx->paths[i].loss_ewma;
 }
 
 bool srd_undo_covers(const struct srd_peer *p, uint32_t psn)
 {
 	const struct srd_undo *u = &p->tx.undo;
 
-	return u->armed && psn_le(u->lo, psn) && psn_le(psn, u->hi);
+	return u->armed && psn - u->lo <= u->hi - u->lo;
 }
 
-/* The paths as they were: a timeout that blamed them for a slow host never happened. */
-static void paths_back(struct srd_peer *p, uint64_t now)
+void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first, uint8_t last)
 {
-	struct srd_tx *tx = &p->tx;
+	struct srd_undo *u = &p->tx.undo;
+	uint32_t i = u->nresent++ % (sizeof(u->resent) / sizeof(u->resent[0]));
 
-	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
-		struct srd_path *path = &tx->paths[i];
-
-		if (!(tx->undo.paths >> i & 1))
-			continue;
-		if (path->loss_ewma > path->before_rto.loss_ewma)
-			path->loss_ewma = path->before_rto.loss_ewma;
-		if (path->consec_rto > path->before_rto.consec_rto)
-			path->consec_rto = path->before_rto.consec_rto;
-		if (path->down_until_ns > now && path->before_rto.down_until_ns <= now) {
-			path->down_until_ns = path->before_rto.down_until_ns;
-			path->cooldown_ns = path->before_rto.cooldown_ns;
-			p->ep->stats.path_up++;
-		}
-	}
+	u->resent[i].psn = psn;
+	u->resent[i].first_path = first;
+	u->resent[i].last_path = last;
 }
 
-static void undo(struct srd_peer *p, uint64_t now)
+int srd_undo_first_copy(const struct srd_peer *p, uint32_t psn, uint8_t first_path)
+{
+	const struct srd_undo *u = &p->tx.undo;
+	uint32_t n = u->nresent < 8 ? u->nresent : 8;
+
+	for (uint32_t i = 0; i < n; i++)
+		if (u->resent[i].psn == psn)
+			return u->resent[i].first_path == first_path &&
+			       u->resent[i].last_path != first_path;
+	return -1;
+}
+
+static void undo(struct srd_peer *p)
 {
 	struct srd_tx *tx = &p->tx;
 	struct srd_undo *u = &tx->undo;
-	uint64_t late = now > u->sent_ns ? now - u->sent_ns : 0;
 
 	if (tx->cc.cwnd_x1024 < u->cwnd_x1024)
 		tx->cc.cwnd_x1024 = u->cwnd_x1024;
-	tx->cc.last_decrease_ns = u->last_decrease_ns;
-	tx->rto_backoff = u->rto_backoff;
-	paths_back(p, now);
-	if (late > tx->late_ns || now >= tx->late_end_ns)
-		tx->late_ns = late;
-	tx->late_end_ns = now + SRD_LATE_KEEP_NS;
+	if (tx->rto_backoff > u->rto_backoff)
+		tx->rto_backoff = u->rto_backoff;
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		struct srd_path *path = &tx->paths[i];
+
+		if ((u->blame >> i & 1) && path->loss_ewma > path->before_rto_loss)
+			path->loss_ewma = path->before_rto_loss;
+	}
 	u->armed = false;
 	p->ep->stats.rto_spurious++;
 }
 
-void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t now)
+void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t late, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
+	struct srd_undo *u = &tx->undo;
 
 	if (tx->late_ns && now >= tx->late_end_ns)
 		tx->late_ns = 0;
-	if (!tx->undo.armed)
+	if (late) {
+		if (late > tx->late_ns)
+			tx->late_ns = late;
+		tx->late_end_ns = now + SRD_LATE_KEEP_NS;
+	}
+	if (!u->armed)
 		return;
 	if (proven) {
-		undo(p, now);
+		undo(p);
 		return;
 	}
-	/* Every packet it declared lost is done, none proven there: it was a loss, and
-	 * the paths it waited to blame are blamed now. */
-	if (psn_lt(tx->undo.hi, tx->una)) {
-		tx->undo.armed = false;
-		for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
-			if (tx->undo.blame >> i & 1)
-				srd_path_on_rto(p, i, now);
-	}
+	if (!u->closing_ns && psn_lt(u->hi, tx->una))
+		u->closing_ns = now;
+	if (u->closing_ns && now - u->closing_ns >= tx->rtt.srtt_ns)
+		finalize(p, now);
+}
+
+void srd_undo_forget(struct srd_peer *p)
+{
+	p->tx.undo.armed = false;
+	p->tx.late_ns = 0;
 }
 
 uint64_t srd_undo_rto_floor(const struct srd_peer *p)

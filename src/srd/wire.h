@@ -171,6 +171,8 @@ struct srd_ack_hdr {
 	uint32_t cum;       /* every PSN below is received */
 	uint32_t echo_psn;  /* the newest data PSN received, for an RTT sample */
 	uint8_t flags;      /* enum srd_ack_flags */
+	uint8_t dup_path;   /* with DUP: the path (the sender's number) the duplicated packet
+	                   * first came by, if known; else 0xff */
 	struct srd_sack sack[SRD_ACK_MAX_SACK];
 	struct srd_nak nak[SRD_ACK_MAX_NAK];
 };

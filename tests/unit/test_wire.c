@@ -204,8 +204,38 @@ static void test_statuses(void)
 	}
 }
 
+/* A duplicate's report: DUP carries the path its packet first came by (byte 25); that
+ * byte is zero in every other ack, and a third flag is malformed. */
+static void test_dup_report(void)
+{
+	uint8_t buf[SRD_ACK_MAX_LEN];
+	struct srd_ack_hdr a = {.src_port = 4791,
+	                        .src_epoch = 5,
+	                        .dst_epoch = 6,
+	                        .cum = 100,
+	                        .echo_psn = 90,
+	                        .flags = SRD_ACK_F_DUP,
+	                        .dup_path = 3};
+	struct srd_ack_hdr g;
+	size_t n = srd_ack_encode(buf, &a);
+
+	CHECK_EQ(srd_ack_decode(buf, n, &g), 0);
+	CHECK_EQ(g.flags, SRD_ACK_F_DUP);
+	CHECK_EQ(g.dup_path, 3);
+	CHECK_EQ(g.echo_psn, 90);
+	a.flags = 0; /* no DUP: the path is not written ... */
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(buf[25], 0);
+	buf[25] = 3; /* ... and not accepted */
+	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+	a.flags = 1u << 2;
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+}
+
 int main(void)
 {
+	test_dup_report();
 	test_roundtrip();
 	test_truncated();
 	test_malformed();
