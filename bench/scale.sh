@@ -290,8 +290,10 @@ px=$(med peers retx_pct)
 		fi
 		echo "."
 		printf '%s' "The memory per peer is almost all SRD's send ring, made at the first send"
-		printf '%s' " to a peer: the 1024-packet window at 88 bytes a packet (a peer that only"
-		printf '%s' " sends to us costs no ring, about a kilobyte of receive state); an AH alone"
+		printf '%s' " to a peer: the 1024-packet window at 112 bytes a packet (a peer that only"
+		printf '%s' " sends to us costs no ring, about 5 KiB of receive state once it sent"
+		printf '%s' " data: the window's bitmap and, per slot, the path and moment each PSN"
+		printf '%s' " first came by, for duplicate reports); an AH alone"
 		echo " costs a few hundred bytes."
 	fi
 	if [ $failures -ne 0 ]; then

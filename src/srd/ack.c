@@ -117,12 +117,13 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a)
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
-	if (rx->dup_pending && second) {
-		/* The first copy says it; the second is a plain ack, which an engine that
-		 * knows no DUP bit takes (it drops the first as malformed). */
+	if (rx->dup_pending && !second) {
+		/* The second copy says it, on the proven path; the first is a plain ack, which
+		 * an engine that knows no DUP bit takes (it drops the second as malformed). */
 		a->flags |= SRD_ACK_F_DUP;
 		a->echo_psn = rx->dup_psn;
 		a->dup_path = rx->dup_path;
+		a->dup_age = rx->dup_age;
 		rx->dup_pending = false;
 	}
 	a->nsack = (uint8_t)build_sacks(p, a->sack);
@@ -159,9 +160,9 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		rx->hello_pending = false;
 	} else {
 		second = build_ack(p, &a);
-		rx->acked = true; /* a duplicate of what it covers, later, means it was lost */
-		rx->acked_cum = a.cum;
-		rx->acked_ns = now;
+		/* A duplicate of what it covers, much later, means it was lost. */
+		rx->acks[rx->nacks++ % SRD_ACK_HISTORY] = (struct srd_ack_sent){a.cum, now};
+		rx->dup_blamed = false;
 	}
 	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
 	/* An ack takes the path our own data last got through on toward this peer; the

@@ -522,8 +522,13 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 	s->path_seq = path->seq++;
 	s->sent_ns = now;
 	tx->last_data_tx_ns = now;
-	if (!s->tx_count)
+	if (!s->tx_count) {
 		s->first_path = (uint8_t)s->path;
+		s->first_path_again = false;
+		s->first_sent_ns = now;
+	} else if (s->path == s->first_path) {
+		s->first_path_again = true;
+	}
 	s->tx_count++;
 	s->state = PKT_INFLIGHT;
 	s->dst_epoch = tx->peer_epoch;
@@ -615,6 +620,7 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	s->tx_count = 0;
 	s->losses = 0;
 	s->rnr_again = false;
+	s->rto_lost = false;
 	if (m->sent_pkts == 0)
 		m->msn_first_psn = s->psn;
 	m->sent_pkts++;
@@ -697,11 +703,11 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths 
 
 	if (s->state == PKT_DONE || s->state == PKT_FREE)
 		return;
-	if (srd_undo_covers(p, s->psn)) {
+	if (s->rto_lost && srd_undo_covers(p, s->psn)) {
 		if (s->state == PKT_LOST && s->tx_count == 1)
 			ap->orig_of_lost = true;
-		else if (s->tx_count >= 2)
-			srd_undo_note_resent(p, s->psn, s->first_path, (uint8_t)s->path);
+		else if (s->tx_count >= 2 && !s->first_path_again)
+			srd_undo_note_resent(p, s->psn, s->first_path, s->first_sent_ns);
 	}
 	if (s->state == PKT_INFLIGHT) {
 		if (!ap->on[s->path] || psn_lt(ap->max_seq[s->path], s->path_seq)) {
@@ -876,21 +882,38 @@ static bool ack_plausible(const struct srd_tx *tx, const struct srd_ack_hdr *a)
 /*
  * Does the ack report a resent packet a timeout declared lost as received before, by
  * its original (the copy it first came by took the original's path, and the resend
- * another)? Sent once, a second copy is the network's duplicate.
+ * only others)? Sent once, a second copy is the network's duplicate. *first_sent: when
+ * that original left.
  */
-static bool dup_proves(struct srd_peer *p, const struct srd_ack_hdr *a)
+static bool dup_proves(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t *first_sent)
 {
 	const struct srd_slot *s;
 
 	if (!(a->flags & SRD_ACK_F_DUP) || !srd_undo_covers(p, a->echo_psn))
 		return false;
-	if (srd_undo_first_copy(p, a->echo_psn, a->dup_path) >= 0)
-		return srd_undo_first_copy(p, a->echo_psn, a->dup_path) == 1; /* acked already */
+	if (srd_undo_first_copy(p, a->echo_psn, a->dup_path, first_sent))
+		return true; /* acked already, after a resend */
 	if (!psn_live(&p->tx, a->echo_psn))
 		return false;
 	s = slot_of(p, a->echo_psn);
-	return s->state != PKT_DONE && s->tx_count >= 2 && a->dup_path == s->first_path &&
-	       s->path != s->first_path;
+	*first_sent = s->first_sent_ns;
+	return s->rto_lost && s->state != PKT_DONE && s->tx_count >= 2 &&
+	       a->dup_path == s->first_path && !s->first_path_again;
+}
+
+/*
+ * How late the peer took in an original, from a proving duplicate's report: it says how
+ * long before the duplicate the original came, so the original was read that long
+ * before now (less the way back, which this leaves in: the estimate errs long by one
+ * path delay). A lost ack shows up as an original read long before: not late at all.
+ */
+static uint64_t late_by_report(const struct srd_ack_hdr *a, uint64_t sent, uint64_t now)
+{
+	uint64_t ago = (uint64_t)a->dup_age << SRD_DUP_AGE_SHIFT;
+
+	if (a->dup_age == 0xffff || now < ago || now - ago <= sent)
+		return 0;
+	return now - ago - sent;
 }
 
 /* The round trip of an original the timeout gave up on and never resent, when the ack
@@ -903,7 +926,7 @@ static uint64_t late_original(struct srd_peer *p, const struct srd_ack_hdr *a, u
 	    !psn_live(&p->tx, a->echo_psn))
 		return 0;
 	s = slot_of(p, a->echo_psn);
-	if (s->state != PKT_LOST || s->tx_count != 1 || now <= s->sent_ns)
+	if (!s->rto_lost || s->state != PKT_LOST || s->tx_count != 1 || now <= s->sent_ns)
 		return 0;
 	return now - s->sent_ns;
 }
@@ -913,7 +936,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	struct srd_tx *tx = &p->tx;
 	struct acked_paths ap;
 	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
-	uint64_t rtt, late;
+	uint64_t rtt, late, first_sent = 0;
 	bool refused = false, proven;
 
 	if (!ack_current(p, a, now))
@@ -924,20 +947,20 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	}
 	srd_tx_learn_epoch(p, a->src_epoch);
 	rtt = echo_sample(p, a->echo_psn, now);
-	proven = dup_proves(p, a);
-	late = late_original(p, a, now);
+	proven = dup_proves(p, a, &first_sent);
+	late = proven ? late_by_report(a, first_sent, now) : late_original(p, a, now);
 	for (unsigned i = 0; i < a->nnak; i++)
 		refused |= on_nak(p, &a->nak[i], now);
 	memset(ap.on, 0, sizeof(ap.on));
 	ap.orig_of_lost = false;
 	newly = ack_range(p, a, &ap);
 	advance_una(p);
-	srd_undo_on_ack(p, proven || ap.orig_of_lost, late, now);
 	if (tx->una != before || tx->inflight != inflight_before || refused)
 		tx->last_progress_ns = now;
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
 		if (ap.on[i])
 			srd_path_on_delivery(p, i, now);
+	srd_undo_on_ack(p, proven || ap.orig_of_lost, late, now);
 	detect_losses(p, &ap, now);
 	if (newly)
 		tx->cc.ops->on_ack(&tx->cc, newly, rtt, now);
@@ -975,7 +998,7 @@ static void blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t since, 
 static void timeout_save(struct srd_peer *p, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
-	uint64_t paths = 0;
+	uint64_t paths = 0, sent = 0;
 	uint32_t lo = 0, hi = 0;
 
 	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
@@ -983,8 +1006,10 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 
 		if (s->sent_ns + slot_rto(p, s) > now)
 			break;
-		if (!paths)
+		if (!paths) {
 			lo = hi = s->psn;
+			sent = s->sent_ns;
+		}
 		if (psn_lt(s->psn, lo))
 			lo = s->psn;
 		if (psn_lt(hi, s->psn))
@@ -992,7 +1017,7 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 		paths |= 1ull << s->path;
 	}
 	if (paths)
-		srd_undo_save(p, lo, hi, paths, now);
+		srd_undo_save(p, lo, hi, sent, paths, now);
 }
 
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
@@ -1002,6 +1027,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	uint64_t timed_out = 0; /* paths with packets this timeout found lost */
 	uint64_t oldest = 0;    /* when the first of them was sent */
 
+	srd_undo_tick(p, now);
 	timeout_save(p, now);
 	while (!list_empty(&tx->inflight_list)) {
 		struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
@@ -1011,6 +1037,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		if (!timed_out)
 			oldest = s->sent_ns;
 		timed_out |= 1ull << s->path;
+		s->rto_lost = true;
 		mark_lost(p, s);
 	}
 	if (timed_out) {

@@ -53,9 +53,8 @@ static void bit_clear(struct srd_rx *rx, uint32_t psn, uint32_t w)
 bool srd_rx_init(struct srd_peer *p)
 {
 	p->rx.bitmap = calloc(win(p) / 64, sizeof(uint64_t));
-	p->rx.first_path = malloc(win(p));
 	list_init(&p->rx.msg_list);
-	return p->rx.bitmap != NULL && p->rx.first_path != NULL;
+	return p->rx.bitmap != NULL;
 }
 
 static void rxmsg_unlink(struct srd_rx *rx, struct srd_rxmsg *e)
@@ -99,6 +98,7 @@ void srd_rx_free(struct srd_peer *p)
 	}
 	free(p->rx.bitmap);
 	free(p->rx.first_path);
+	free(p->rx.first_at);
 	free(p->rx.naks);
 }
 
@@ -108,11 +108,18 @@ static void advance_to(struct srd_peer *p, uint32_t psn)
 	struct srd_rx *rx = &p->rx;
 	uint32_t w = win(p);
 
-	if (psn - rx->cum >= w)
+	/* What the sender gave up on never came: no path to report for a late copy. */
+	if (psn - rx->cum >= w) {
 		memset(rx->bitmap, 0, w / 8);
-	else
-		for (uint32_t q = rx->cum; psn_lt(q, psn); q++)
+		if (rx->first_path)
+			memset(rx->first_path, 0xff, w);
+	} else {
+		for (uint32_t q = rx->cum; psn_lt(q, psn); q++) {
+			if (rx->first_path && !srd_rx_bit(rx, q, w))
+				rx->first_path[q & (w - 1)] = 0xff;
 			bit_clear(rx, q, w);
+		}
+	}
 	rx->cum = psn;
 	if (psn_lt(rx->top, psn))
 		rx->top = psn;
@@ -165,7 +172,9 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->horizon = horizon;
 	rx->nnaks = 0;
 	rx->dup_pending = false; /* a copy the old incarnation sent proves nothing now */
-	rx->acked = false;
+	rx->nacks = 0;
+	if (rx->first_path)
+		memset(rx->first_path, 0xff, win(p));
 }
 
 static void add_nak(struct srd_peer *p, uint32_t psn, uint8_t status)
@@ -526,6 +535,55 @@ static void owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 		rx->ack_urgent = true;
 }
 
+/*
+ * What the next ack reports of a duplicate (SRD_ACK_F_DUP), a spurious timeout's proof:
+ * its PSN and, until the window moves it on, the path and the moment its first copy
+ * came (how long ago, for the sender: how late we read its original).
+ */
+static void note_dup(struct srd_peer *p, uint32_t psn, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+	uint32_t w = win(p), i = psn & (w - 1);
+
+	rx->dup_pending = true;
+	rx->dup_psn = psn;
+	rx->dup_path = 0xff;
+	rx->dup_age = 0xffff;
+	if (rx->first_path && rx->top - psn <= w && rx->first_path[i] != 0xff) {
+		uint32_t age = (uint32_t)(now >> SRD_DUP_AGE_SHIFT) - rx->first_at[i];
+
+		rx->dup_path = rx->first_path[i];
+		rx->dup_age = age < 0xffff ? (uint16_t)age : 0xffff;
+	}
+}
+
+/*
+ * A copy of psn came again: was an ack of ours covering it lost? Only if one left at
+ * least half the shortest timeout ago (the sender waits that long before resending);
+ * a copy read with its original, or just after we answered it (we were off the CPU,
+ * the sender's timer was not), lost no ack. Once per ack sent: a backlog of copies is
+ * one loss.
+ */
+static bool ack_was_lost(struct srd_peer *p, uint32_t psn, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+	uint32_t n = rx->nacks < SRD_ACK_HISTORY ? rx->nacks : SRD_ACK_HISTORY;
+
+	if (rx->dup_blamed)
+		return false;
+	for (uint32_t k = rx->nacks - n; k != rx->nacks; k++) { /* oldest first */
+		const struct srd_ack_sent *a = &rx->acks[k % SRD_ACK_HISTORY];
+
+		if (psn_lt(psn, a->cum)) {
+			if (now < a->ns || now - a->ns < p->ep->cfg.rto_min_ns / 2)
+				return false;
+			rx->dup_blamed = true;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Stage two: new data inside the window? A duplicate means the sender missed our ack:
  * answer now, twice, and count the loss against the path that ack took (acks learn
  * dead paths too), but only if an ack of ours covering it left before this moment: a
@@ -541,15 +599,37 @@ static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t
 		p->ep->stats.data_dup_rx++;
 		rx->ack_urgent = true;
 		rx->ack_twice = true;
-		rx->dup_pending = true; /* the ack says which: a spurious timeout's proof */
-		rx->dup_psn = h->psn;
-		/* Until the window moves a PSN on, its slot holds the path it first came by. */
-		rx->dup_path = rx->top - h->psn <= w ? rx->first_path[h->psn & (w - 1)] : 0xff;
-		if (rx->acked && psn_lt(h->psn, rx->acked_cum) && now > rx->acked_ns)
+		if (!rx->dup_pending)
+			note_dup(p, h->psn, now); /* the first since our last report: the oldest */
+		if (ack_was_lost(p, h->psn, now))
 			srd_path_on_rto(p, rx->ack_path, now);
 		return false;
 	}
 	return h->psn - rx->cum < w;
+}
+
+/*
+ * The per-slot record of first copies, made with the first data a peer sends that
+ * reaches the window (a stranger's hellos never do: it costs them nothing). Without
+ * memory for it, duplicates are reported without their path (proving nothing).
+ */
+static bool first_copies(struct srd_peer *p)
+{
+	struct srd_rx *rx = &p->rx;
+
+	if (rx->first_path)
+		return true;
+	rx->first_path = malloc(win(p));
+	rx->first_at = malloc(win(p) * sizeof(uint32_t));
+	if (!rx->first_path || !rx->first_at) {
+		free(rx->first_path);
+		free(rx->first_at);
+		rx->first_path = NULL;
+		rx->first_at = NULL;
+		return false;
+	}
+	memset(rx->first_path, 0xff, win(p)); /* nothing came yet: not known */
+	return true;
 }
 
 /* The last stage: a taken packet is marked received; what the ack must say soon. */
@@ -557,7 +637,11 @@ static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken,
 {
 	struct srd_rx *rx = &p->rx;
 
-	rx->first_path[h->psn & (win(p) - 1)] = h->path; /* for a later duplicate's report */
+	/* For a later duplicate's report: the path and the moment this copy came by. */
+	if (first_copies(p)) {
+		rx->first_path[h->psn & (win(p) - 1)] = h->path;
+		rx->first_at[h->psn & (win(p) - 1)] = (uint32_t)(now >> SRD_DUP_AGE_SHIFT);
+	}
 	if (taken) {
 		bit_set(rx, h->psn, win(p));
 		if (!psn_lt(h->psn, rx->top))

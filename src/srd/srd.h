@@ -299,7 +299,7 @@ struct srd_stats {
 	uint64_t rnr_nak_tx, rnr_nak_rx, err_nak_tx;
 	uint64_t rto_fired, fast_lost;
 	uint64_t rto_spurious;    /* timeouts the peer proved spurious: undone (undo.c) */
-	uint64_t rto_peer_silent; /* timeouts while the peer answered on no path: no path blamed */
+	uint64_t rto_peer_silent; /* timeouts with the peer silent on every path: blame waits */
 	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx, reads_rx;
 	uint64_t stale_epoch_rx, peer_restarts;
 	uint64_t path_down, path_up;

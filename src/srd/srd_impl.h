@@ -70,7 +70,10 @@ struct srd_slot {
 	uint32_t dst_epoch; /* the peer incarnation it was last sent to (0 = not yet known) */
 	uint8_t state;      /* enum srd_pkt_state */
 	uint8_t tx_count;
-	uint8_t first_path;     /* the path its first transmission took */
+	uint8_t first_path;     /* the path its first transmission took ... */
+	bool first_path_again;  /* ... and whether a resend took it too */
+	bool rto_lost;          /* a timeout declared it lost (undo.c) */
+	uint64_t first_sent_ns; /* when its first transmission left */
 	uint8_t losses;         /* times declared lost: its timeout doubles with each */
 	bool rnr_again;         /* the next transmission answers an RNR refusal */
 	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
@@ -124,12 +127,16 @@ struct srd_path {
  * What a retransmission timeout changed, kept until the packets it declared lost are
  * done, in case the peer proves it spurious (undo.c).
  */
+#define SRD_UNDO_RESENT 8
+
 struct srd_undo {
 	bool armed;
-	uint32_t lo, hi;     /* the PSNs it declared lost lie in [lo, hi] */
-	uint64_t fired_ns;   /* the first timeout of the episode */
-	uint64_t closing_ns; /* all of them done then, none proven: 0 while not */
-	uint32_t cwnd_x1024; /* the window before it */
+	uint32_t lo, hi;        /* the PSNs it declared lost lie in [lo, hi] */
+	uint64_t fired_ns;      /* the first timeout of the episode ... */
+	uint64_t last_fired_ns; /* ... and the last */
+	uint64_t sent_ns;       /* the oldest packet it declared lost was sent then */
+	uint64_t closing_ns;    /* all of them done then, none proven: 0 while not */
+	uint32_t cwnd_x1024;    /* the window before it */
 	uint32_t rto_backoff;
 	uint64_t paths; /* the paths it declared packets lost on, as bits */
 	uint64_t blame; /* those it has yet to blame: the peer was silent on every path */
@@ -137,8 +144,9 @@ struct srd_undo {
 	 * follow, and say which copy came first (dup_proves in requester.c). */
 	struct {
 		uint32_t psn;
-		uint8_t first_path, last_path;
-	} resent[8];
+		uint8_t first_path;
+		uint64_t first_sent_ns;
+	} resent[SRD_UNDO_RESENT];
 	uint32_t nresent;
 };
 
@@ -195,6 +203,13 @@ struct srd_rx_nak {
 
 #define SRD_PREV_EPOCHS 4
 
+#define SRD_ACK_HISTORY 4
+
+struct srd_ack_sent {
+	uint32_t cum;
+	uint64_t ns;
+};
+
 struct srd_rx {
 	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
 	/* The incarnations before, newest first: their stragglers are ignored, so a late
@@ -218,11 +233,14 @@ struct srd_rx {
 	uint32_t echo_psn;
 	uint8_t *first_path; /* per window slot: the path (the sender's number) its PSN first
 	                      * came by, for a duplicate's report */
+	uint32_t *first_at;  /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
 	uint8_t dup_path;    /* dup_psn's, or 0xff when the window has moved on */
+	uint16_t dup_age;    /* how long before dup_psn's copy it first came, or 0xffff */
 	bool dup_pending;    /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
-	bool acked;          /* an ack went out since the incarnation began, at acked_ns, */
-	uint32_t acked_cum;  /* saying every PSN below this one is received */
-	uint64_t acked_ns;
+	/* The last acks we sent (cumulative point and time), for ack_was_lost. */
+	struct srd_ack_sent acks[SRD_ACK_HISTORY];
+	uint32_t nacks;
+	bool dup_blamed; /* a duplicate blamed our ack path since the last ack */
 	uint32_t dup_psn;
 	uint32_t horizon;        /* the sender's, newest seen */
 	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
@@ -410,21 +428,27 @@ void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
 /*
- * Spurious timeouts (undo.c). save: before a timeout acts, the PSNs it declares lost
- * (in [lo, hi]) and the paths they were on. covers: is psn one of them? on_ack: after
- * each ack,
- * whether it proved an original arrived and, if it showed the peer late, how late
- * (the requester judges both: undo.c's comment). forget: the peer is gone. floor: the
- * least the timer waits now.
+ * Spurious timeouts (undo.c). save: before a timeout acts, the range of PSNs it
+ * declares lost ([lo, hi], the oldest sent at `sent`; slots it declares lost are marked
+ * rto_lost, as the range may hold others) and the paths they were on. covers: is psn in
+ * the range? on_ack: after each ack, whether it proved an original arrived and, if it
+ * showed the peer late, how late (the requester judges both: undo.c's comment).
+ * forget: the peer is gone. floor: the least the timer waits now.
  */
-void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths, uint64_t now);
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent, uint64_t paths,
+                   uint64_t now);
 bool srd_undo_covers(const struct srd_peer *p, uint32_t psn);
 void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t late, uint64_t now);
-/* A packet the timeout declared lost was acked after a resend (first and last path). */
-void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first, uint8_t last);
-/* Did psn come first by its original, as a report says (path first_path)? 1 yes, 0 no,
- * -1 not known here. */
-int srd_undo_first_copy(const struct srd_peer *p, uint32_t psn, uint8_t first_path);
+/* A packet the timeout declared lost was acked after resends that all kept off its
+ * original's path (first_path; the original left at first_sent). */
+void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first_path,
+                          uint64_t first_sent);
+/* Was psn such a packet, first received by its original's path? And when did that
+ * original leave (*first_sent)? */
+bool srd_undo_first_copy(const struct srd_peer *p, uint32_t psn, uint8_t first_path,
+                         uint64_t *first_sent);
+/* Time passes: the floor and a stale episode expire (also called on every ack). */
+void srd_undo_tick(struct srd_peer *p, uint64_t now);
 void srd_undo_forget(struct srd_peer *p);
 uint64_t srd_undo_rto_floor(const struct srd_peer *p);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);

@@ -8,22 +8,25 @@
  * A timeout is proven spurious when the peer shows that an original got there: an ack
  * acknowledges a packet the timeout declared lost that was never sent again (its only
  * copy arrived), or the peer reports (SRD_ACK_F_DUP) that a resent copy of such a
- * packet found it already received by a copy that took the original's path. Then the window comes back to what it was, the
- * back-off too, and the paths the timeout found the peer silent on are not blamed
- * (requester.c's blame_paths); those blamed at once, because the peer answered on
- * others, stay blamed. A lost ack proves the same and is undone the same: the data
- * got through, its paths did not fail.
+ * packet came after a copy on the original's path, which no resend took. Then the
+ * window comes back to what it was, the back-off too, and the paths the timeout found
+ * the peer silent on are not blamed (requester.c's blame_paths); those blamed at once,
+ * because the peer answered on others, stay blamed. A lost ack proves the same and is
+ * undone the same: the data got through, its paths did not fail.
  *
  * The timer learns only from what shows the peer late, not from lost acks: an ack
  * whose newest packet (echo_psn) is an original the timeout declared lost and never
  * resent was sent because that original had just arrived, so its round trip is the
- * peer's real lateness. For SRD_LATE_KEEP_NS after such a sample (renewed by the next)
- * no timeout comes sooner than half as long again (the Eifel response of RFC 4015,
- * kept longer: a host that was busy once will be again).
+ * peer's real lateness; a duplicate's report says how long before the duplicate the
+ * original came, so when the peer read it (after a lost ack: long before, not late).
+ * For SRD_LATE_KEEP_NS after such a sample (renewed by the next) no timeout comes
+ * sooner than half as long again (the Eifel response of RFC 4015, kept longer: a host
+ * that was busy once will be again).
  *
  * Once every packet the timeout declared lost is done, unproven, a proof may still be
  * on its way: the record stays for a round trip, then the deferred blame goes, and what
- * the timeout changed stays.
+ * the timeout changed stays; so too when its last timeout is rto_max ago (a packet
+ * waiting for receives keeps an episode from ever being done).
  */
 #include "srd_impl.h"
 
@@ -41,17 +44,20 @@ static void finalize(struct srd_peer *p, uint64_t now)
 			srd_path_on_rto(p, i, now);
 }
 
-void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths, uint64_t now)
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent, uint64_t paths,
+                   uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct srd_undo *u = &tx->undo;
 
+	srd_undo_tick(p, now);
 	if (u->armed && u->closing_ns)
 		finalize(p, now);
 	/* Timeouts in a row (one stall): the state before the first is what comes back. */
 	if (u->armed) {
 		if (psn_lt(u->hi, hi))
 			u->hi = hi;
+		u->last_fired_ns = now;
 		paths &= ~u->paths;
 		u->paths |= paths;
 	} else {
@@ -59,6 +65,8 @@ void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths,
 		                       .lo = lo,
 		                       .hi = hi,
 		                       .fired_ns = now,
+		                       .last_fired_ns = now,
+		                       .sent_ns = sent,
 		                       .cwnd_x1024 = tx->cc.cwnd_x1024,
 		                       .rto_backoff = tx->rto_backoff,
 		                       .paths = paths};
@@ -75,26 +83,28 @@ bool srd_undo_covers(const struct srd_peer *p, uint32_t psn)
 	return u->armed && psn - u->lo <= u->hi - u->lo;
 }
 
-void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first, uint8_t last)
+void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first_path, uint64_t first_sent)
 {
 	struct srd_undo *u = &p->tx.undo;
-	uint32_t i = u->nresent++ % (sizeof(u->resent) / sizeof(u->resent[0]));
+	uint32_t i = u->nresent++ % SRD_UNDO_RESENT;
 
 	u->resent[i].psn = psn;
-	u->resent[i].first_path = first;
-	u->resent[i].last_path = last;
+	u->resent[i].first_path = first_path;
+	u->resent[i].first_sent_ns = first_sent;
 }
 
-int srd_undo_first_copy(const struct srd_peer *p, uint32_t psn, uint8_t first_path)
+bool srd_undo_first_copy(const struct srd_peer *p, uint32_t psn, uint8_t first_path,
+                         uint64_t *first_sent)
 {
 	const struct srd_undo *u = &p->tx.undo;
-	uint32_t n = u->nresent < 8 ? u->nresent : 8;
+	uint32_t n = u->nresent < SRD_UNDO_RESENT ? u->nresent : SRD_UNDO_RESENT;
 
 	for (uint32_t i = 0; i < n; i++)
-		if (u->resent[i].psn == psn)
-			return u->resent[i].first_path == first_path &&
-			       u->resent[i].last_path != first_path;
-	return -1;
+		if (u->resent[i].psn == psn && u->resent[i].first_path == first_path) {
+			*first_sent = u->resent[i].first_sent_ns;
+			return true;
+		}
+	return false;
 }
 
 static void undo(struct srd_peer *p)
@@ -116,13 +126,24 @@ static void undo(struct srd_peer *p)
 	p->ep->stats.rto_spurious++;
 }
 
+void srd_undo_tick(struct srd_peer *p, uint64_t now)
+{
+	struct srd_undo *u = &p->tx.undo;
+
+	if (p->tx.late_ns && now >= p->tx.late_end_ns)
+		p->tx.late_ns = 0;
+	/* An episode a packet keeps open (one waiting for receives, say) ends all the same
+	 * once its last timeout is the longest timeout ago: no proof comes that late. */
+	if (u->armed && now - u->last_fired_ns >= p->ep->cfg.rto_max_ns)
+		finalize(p, now);
+}
+
 void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t late, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct srd_undo *u = &tx->undo;
 
-	if (tx->late_ns && now >= tx->late_end_ns)
-		tx->late_ns = 0;
+	srd_undo_tick(p, now);
 	if (late) {
 		if (late > tx->late_ns)
 			tx->late_ns = late;

@@ -303,7 +303,7 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
  * of (psn u32, status u8, zero u8[3]):
  *   0 prefix | 4 src_port u16 | 6 nsack u8 | 7 nnak u8 | 8 src_epoch u32
  *  12 dst_epoch u32 | 16 cum u32 | 20 echo_psn u32 | 24 flags u8 | 25 dup_path u8
- *  26 reserved u8[2]
+ *  26 dup_age u16 (the last two zero without DUP)
  */
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h)
 {
@@ -319,7 +319,7 @@ size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h)
 	put32(buf + 20, h->echo_psn);
 	buf[24] = h->flags;
 	buf[25] = h->flags & SRD_ACK_F_DUP ? h->dup_path : 0;
-	buf[26] = buf[27] = 0;
+	put16(buf + 26, h->flags & SRD_ACK_F_DUP ? h->dup_age : 0);
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {
 		put32(p, h->sack[i].start);
 		put32(p + 4, h->sack[i].len);
@@ -352,6 +352,7 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	h->echo_psn = get32(pkt + 20);
 	h->flags = pkt[24];
 	h->dup_path = pkt[25];
+	h->dup_age = get16(pkt + 26);
 	if (h->nsack > SRD_ACK_MAX_SACK || h->nnak > SRD_ACK_MAX_NAK)
 		return SRD_ERR_FORMAT;
 	/* Counts are bounded first, so this length cannot overflow. */
@@ -360,7 +361,7 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 		                                                                 : SRD_ERR_FORMAT;
 	if (h->src_port == 0 || h->src_epoch == 0 ||
 	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP)) ||
-	    (pkt[25] && !(h->flags & SRD_ACK_F_DUP)) || pkt[26] || pkt[27])
+	    (!(h->flags & SRD_ACK_F_DUP) && (pkt[25] || pkt[26] || pkt[27])))
 		return SRD_ERR_FORMAT;
 	p = pkt + SRD_ACK_HDR_LEN;
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {

@@ -92,7 +92,7 @@ enum srd_data_opcode {
 struct srd_data_hdr {
 	uint16_t src_port;
 	uint8_t flags; /* enum srd_data_flags */
-	uint8_t path;  /* path index the sender used (for diagnostics) */
+	uint8_t path;  /* path index the sender used (a duplicate's report names it) */
 	uint32_t src_epoch;
 	uint32_t dst_epoch; /* receiver incarnation the sender believes in; 0 = unknown */
 	uint32_t psn;
@@ -152,6 +152,8 @@ enum srd_ack_flags {
 	                           /* lost ack, sent it twice) */
 };
 
+#define SRD_DUP_AGE_SHIFT 14u /* dup_age units: 2^14 ns, 16.4 us */
+
 struct srd_sack {
 	uint32_t start; /* first PSN of a received run above cum */
 	uint32_t len;
@@ -173,6 +175,8 @@ struct srd_ack_hdr {
 	uint8_t flags;      /* enum srd_ack_flags */
 	uint8_t dup_path;   /* with DUP: the path (the sender's number) the duplicated packet
 	                   * first came by, if known; else 0xff */
+	uint16_t dup_age;   /* with DUP: how long before the duplicate that packet first came,
+	                     * in 2^SRD_DUP_AGE_SHIFT ns; 0xffff: not known */
 	struct srd_sack sack[SRD_ACK_MAX_SACK];
 	struct srd_nak nak[SRD_ACK_MAX_NAK];
 };

@@ -204,8 +204,9 @@ static void test_statuses(void)
 	}
 }
 
-/* A duplicate's report: DUP carries the path its packet first came by (byte 25); that
- * byte is zero in every other ack, and a third flag is malformed. */
+/* A duplicate's report: DUP carries the path its packet first came by (byte 25) and how
+ * long before (bytes 26-27); they are zero in every other ack; a third flag is
+ * malformed. */
 static void test_dup_report(void)
 {
 	uint8_t buf[SRD_ACK_MAX_LEN];
@@ -215,19 +216,24 @@ static void test_dup_report(void)
 	                        .cum = 100,
 	                        .echo_psn = 90,
 	                        .flags = SRD_ACK_F_DUP,
-	                        .dup_path = 3};
+	                        .dup_path = 3,
+	                        .dup_age = 0xabcd};
 	struct srd_ack_hdr g;
 	size_t n = srd_ack_encode(buf, &a);
 
 	CHECK_EQ(srd_ack_decode(buf, n, &g), 0);
 	CHECK_EQ(g.flags, SRD_ACK_F_DUP);
 	CHECK_EQ(g.dup_path, 3);
+	CHECK_EQ(g.dup_age, 0xabcd);
 	CHECK_EQ(g.echo_psn, 90);
 	a.flags = 0; /* no DUP: the path is not written ... */
 	n = srd_ack_encode(buf, &a);
-	CHECK_EQ(buf[25], 0);
-	buf[25] = 3; /* ... and not accepted */
-	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+	CHECK_EQ(buf[25] | buf[26] | buf[27], 0);
+	for (int i = 25; i < 28; i++) { /* ... and not accepted */
+		buf[i] = 3;
+		CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+		buf[i] = 0;
+	}
 	a.flags = 1u << 2;
 	n = srd_ack_encode(buf, &a);
 	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
