@@ -62,8 +62,8 @@ def judge(rs, limit, what):
     met = [r for r in rs if r[2] <= limit]
     worst = max(rs, key=lambda r: r[2])
     verdict = "met" if len(met) == len(rs) else "missed"
-    return (f"| {what} | {verdict}: {len(met)} of {len(rs)} figures | worst {worst[2]:.2f}x "
-            f"({worst[0]} {size(worst[1])}) |")
+    return (f"| {what} | {verdict}: {len(met)} of {len(rs)} figures meet it | worst "
+            f"{worst[2]:.2f}x ({worst[0]} {size(worst[1])}) |")
 
 
 def table(res, sc, title):
