@@ -20,8 +20,10 @@
  * peer's real lateness; a duplicate's report says how long before the duplicate the
  * original came, so when the peer read it (after a lost ack: long before, not late).
  * For SRD_LATE_KEEP_NS after such a sample (renewed by the next) no timeout comes
- * sooner than half as long again (the Eifel response of RFC 4015, kept longer: a host
- * that was busy once will be again).
+ * sooner than half as long again as the latest lateness, or 15/16 of the one before if
+ * that is more (the Eifel response of RFC 4015, kept longer: a host that was
+ * busy once will be again; but a lost packet of a lone message waits for the timer, so
+ * one long stall must not hold it up for long).
  *
  * Once every packet the timeout declared lost is done, unproven, a proof may still be
  * on its way: the record stays for a round trip, then the deferred blame goes, and what
@@ -145,8 +147,10 @@ void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t late, uint64_t no
 
 	srd_undo_tick(p, now);
 	if (late) {
-		if (late > tx->late_ns)
-			tx->late_ns = late;
+		/* The latest lateness, or nearly all of the last: a long stall fades slowly. */
+		uint64_t kept = tx->late_ns - tx->late_ns / 16;
+
+		tx->late_ns = late > kept ? late : kept;
 		tx->late_end_ns = now + SRD_LATE_KEEP_NS;
 	}
 	if (!u->armed)
