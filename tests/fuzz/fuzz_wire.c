@@ -159,7 +159,10 @@ static bool check_ack(const uint8_t *pkt, size_t len)
 	FUZZ_CHECK(pkt[3] == SRD_PKT_ACK);
 	FUZZ_CHECK(h.nsack <= SRD_ACK_MAX_SACK && h.nnak <= SRD_ACK_MAX_NAK);
 	FUZZ_CHECK(len == SRD_ACK_HDR_LEN + 8u * ((size_t)h.nsack + h.nnak));
-	FUZZ_CHECK(h.src_port != 0 && h.src_epoch != 0 && !(h.flags & ~SRD_ACK_F_STALE));
+	FUZZ_CHECK(h.src_port != 0 && h.src_epoch != 0 &&
+	           !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP)));
+	/* A duplicate's report (its first copy's path and age) only with DUP. */
+	FUZZ_CHECK((h.flags & SRD_ACK_F_DUP) || (h.dup_path == 0 && h.dup_age == 0));
 	for (unsigned i = 0; i < h.nsack; i++)
 		FUZZ_CHECK(h.sack[i].len != 0);
 	for (unsigned i = 0; i < h.nnak; i++)
