@@ -49,12 +49,15 @@ counters() { # DIR
 	echo "$p $t"
 }
 
-# Keeps mpi_bench's lines of LOG, each prefixed with SCENARIO and TRANSPORT.
-keep() { # SCENARIO TRANSPORT LOG
+# Keeps mpi_bench's lines of LOG, each prefixed with SCENARIO and TRANSPORT, if the run
+# succeeded whole (RC 0, every benchmark at every size): a run that died halfway must
+# not leave its first sizes to be judged as if they were all.
+FIGURES=27 # 3 benchmarks x 9 sizes
+keep() { # SCENARIO TRANSPORT LOG RC
 	local n
 	n=$(grep -cE '^(PingPong|Sendrecv|Allreduce) ' "$3")
-	if [ "$n" -eq 0 ]; then
-		echo "mpi: $1 $2 gave no figures:" >&2
+	if [ "$4" -ne 0 ] || [ "$n" -ne $FIGURES ]; then
+		echo "mpi: $1 $2 failed (rc $4, $n of $FIGURES figures); none kept:" >&2
 		tail -15 "$3" >&2
 		return 1
 	fi
@@ -67,14 +70,14 @@ local_run() { # SCENARIO TRANSPORT NP BUDGET
 	[ "$3" -gt 2 ] && more=(--oversubscribe)
 	if [ "$2" = efa ]; then
 		rd=$(mktemp -d /tmp/softefa-mpi-bench.XXXXXX)
-		SOFTEFA_RUN_DIR=$rd timeout 900 "$SOFTEFA" run -- mpirun -np "$3" "${more[@]}" \
-			"${EFA[@]}" "$out/mpi_bench" --budget "$4" >"$log" 2>&1
-		keep "$1" "$2" "$log" && echo "$1 $2 $(counters "$rd") -" >>"$out/counters.tsv"
+		SOFTEFA_RUN_DIR=$rd timeout -k 20 900 "$SOFTEFA" run -- mpirun -np "$3" "${more[@]}" \
+			"${EFA[@]}" "$out/mpi_bench" --budget "$4" >"$log" 2>&1 </dev/null
+		keep "$1" "$2" "$log" $? && echo "$1 $2 $(counters "$rd") -" >>"$out/counters.tsv"
 		rm -rf "$rd"
 	else
-		timeout 900 mpirun -np "$3" "${more[@]}" "${TCP[@]}" "$out/mpi_bench" --budget "$4" \
-			>"$log" 2>&1
-		keep "$1" "$2" "$log"
+		timeout -k 20 900 mpirun -np "$3" "${more[@]}" "${TCP[@]}" "$out/mpi_bench" --budget "$4" \
+			>"$log" 2>&1 </dev/null
+		keep "$1" "$2" "$log" $?
 	fi
 }
 
@@ -88,19 +91,22 @@ hosts() {
 	. "$root/tests/netns/fabric.sh"
 	. "$root/tests/netns/mpi.sh"
 	local why
-	if ! why=$(fabric_possible) || ! why=$(mpi_tools); then
+	if ! why=$(fabric_possible); then
 		echo "mpi: no namespace hosts: $why" >&2
 		return 0
 	fi
 	fabric_up 2 4 && mpi_hosts_up 2 || return 1
+	# fabric_up's traps, and the launcher's scratch directory too.
+	trap 'fabric_down; rm -rf "$MPI_TMP"' EXIT
+	trap 'fabric_down; rm -rf "$MPI_TMP"; exit 130' INT TERM
 	hosts_run() { # SCENARIO TRANSPORT
 		local rd log="$out/$1.$2.log" before
 		before=$(link_drops 1 2 0 2>/dev/null || echo 0)
 		rd=$(mktemp -d /tmp/softefa-mpi-bench.XXXXXX)
 		SOFTEFA_RUN_DIR=$rd mpi_job "$2" 2 1 2 900 "$log" -- "$out/mpi_bench" --budget "$BUDGET"
-		local drops=-
+		local rc=$? drops=-
 		[ "$1" = hosts2_loss ] && drops=$(($(link_drops 1 2 0) - before))
-		keep "$1" "$2" "$log" && echo "$1 $2 $(counters "$rd") $drops" >>"$out/counters.tsv"
+		keep "$1" "$2" "$log" $rc && echo "$1 $2 $(counters "$rd") $drops" >>"$out/counters.tsv"
 		rm -rf "$rd"
 	}
 	hosts_run hosts2 efa

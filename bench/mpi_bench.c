@@ -7,7 +7,8 @@
  * --budget seconds (10 to 100000), each timed at rank 0. One line per size on stdout:
  *   BENCH RANKS BYTES ITERS AVG_US P50_US P99_US
  * PingPong's times are half a round trip (IMB's convention), the others one call;
- * AVG is the mean over ranks of each rank's mean, P50 and P99 rank 0's.
+ * AVG is the mean over ranks of each rank's mean, P50 and P99 rank 0's (with fewer
+ * than 100 iterations, P99 is the slowest).
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -81,9 +81,10 @@ def table(res, sc, title):
                 continue
             t = res.get((sc, "tcp", bench, b))
             row = f"| {bench} | {size(b)} | {v[0]:.1f} | "
-            row += f"{t[0]:.1f} | {v[0] / t[0]:.2f} |" if t else " | |"
+            ok = t and t[0] > 0 and t[2] > 0
+            row += f"{t[0]:.1f} | {v[0] / t[0]:.2f} |" if ok else " | |"
             if p99:
-                row += f" {v[2]:.1f} | {t[2]:.1f} | {v[2] / t[2]:.2f} |" if t else " | | |"
+                row += f" {v[2]:.1f} | {t[2]:.1f} | {v[2] / t[2]:.2f} |" if ok else " | | |"
             w.append(row)
     w.append("")
     return w

@@ -67,10 +67,19 @@ fab_run() { # I CMD...
 	fab_must ip netns exec "$(fab_ns "$i")" "$@"
 }
 
+# Deleting a namespace only drops its name: whatever still runs in it (a rank whose
+# launcher died, say) goes on, holding it and its links. Each host's processes are
+# killed first, and waited for (bounded: 5 s).
 fabric_down() {
-	local i
+	local i ns
 	for ((i = 1; i <= FAB_HOSTS; i++)); do
-		ip netns del "$(fab_ns "$i")" 2>/dev/null || true
+		ns=$(fab_ns "$i")
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+		for _ in $(seq 1 50); do
+			[ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
+			sleep 0.1
+		done
+		ip netns del "$ns" 2>/dev/null || true
 	done
 	FAB_HOSTS=0
 }
@@ -135,6 +144,9 @@ fabric_up() {
 		fab_run "$i" ip addr add "$(host_addr "$i")/32" dev lo || return 1
 		fab_run "$i" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 			net.ipv4.conf.default.rp_filter=0 || return 1
+		# The port slots are softefa's alone: no ephemeral socket may take one first.
+		fab_run "$i" sysctl -qw \
+			"net.ipv4.ip_local_reserved_ports=$SLOT_BASE-$((SLOT_BASE + 400))" || return 1
 	done
 	for ((i = 1; i <= n; i++)); do
 		for ((j = i + 1; j <= n; j++)); do
@@ -439,7 +451,10 @@ suite_cleanup() {
 
 suite_start() { # NAME HOSTS LINKS
 	# Made only now, so a skip or a missing tool leaves nothing behind.
-	LOG=$(mktemp -d "/tmp/softefa-$1.XXXXXX")
+	if ! LOG=$(mktemp -d "/tmp/softefa-$1.XXXXXX"); then
+		echo "FAIL: cannot make a scratch directory"
+		exit 1
+	fi
 	if ! fabric_up "$2" "$3"; then
 		echo "FAIL: could not build the fabric (the reason is above)"
 		suite_cleanup

@@ -69,8 +69,9 @@ mpi_job() { # TRANSPORT HOSTS SLOTS NP TMO OUT [OPTION...] -- PROGRAM [ARG...]
 	local net=(--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include efa --mca btl self
 		-x FI_EFA_ENABLE_SHM_TRANSFER=0)
 	[ "$tr" = tcp ] && net=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.79.0.0/24)
-	on_raw 1 timeout "$tmo" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+	# -k: an mpirun that hangs on its way out (aborting lost daemons) is killed too.
+	on_raw 1 timeout -k 20 "$tmo" env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 		mpirun --hostfile "$hf" -np "$np" --bind-to none \
 		--mca plm_rsh_agent "$mpi_dir/mpi_agent.sh" --mca oob_tcp_if_include 10.79.0.0/24 \
-		"${net[@]}" "${opts[@]}" "$mpi_dir/mpi_rank.sh" "$@" >"$out" 2>&1
+		"${net[@]}" "${opts[@]}" "$mpi_dir/mpi_rank.sh" "$@" >"$out" 2>&1 </dev/null
 }

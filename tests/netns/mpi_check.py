@@ -23,15 +23,20 @@ count = 1 << 18
 mine = array("d", (float(rank * count + k) for k in range(count)))
 total = array("d", bytes(8 * count))
 comm.Allreduce(mine, total, op=MPI.SUM)
-if any(total[k] != count * n * (n - 1) / 2 + n * k for k in range(0, count, 997)):
+if any(total[k] != count * n * (n - 1) / 2 + n * k for k in range(count)):
     bad.append("Allreduce of doubles")
 
-# A ring of 1 MiB byte buffers, each stamped with its sender.
+# A ring of 1 MiB byte buffers, each byte stamped with its sender and its offset (so a
+# piece in the wrong place, or twice, shows).
+def stamp(sender):
+    return bytes((sender * 7 + i + i // 251 + i // 65521) & 0xFF for i in range(1 << 20))
+
+
 right, left = (rank + 1) % n, (rank - 1) % n
-out = bytes((rank * 7 + i) & 0xFF for i in range(256)) * 4096
+out = stamp(rank)
 got = bytearray(len(out))
 comm.Sendrecv(out, dest=right, recvbuf=got, source=left)
-if got != bytes((left * 7 + i) & 0xFF for i in range(256)) * 4096:
+if got != stamp(left):
     bad.append("Sendrecv ring of 1 MiB")
 
 for what in bad:

@@ -35,11 +35,15 @@ for p in "1 2" "1 3" "2 3"; do
 done
 
 # job NAME TMO OPTIONS... -- PROGRAM...: six ranks, two per host, neighbours on
-# different hosts; the output is kept in $LOG/NAME.out and shown when it fails.
+# different hosts; the output is kept in $LOG/NAME.out and shown when it fails. Six
+# ranks share this machine's cores, which Open MPI cannot see (each "host" says it has
+# two): they yield when idle, as it would make them on an oversubscribed host. The
+# jobs' bounds (120 + 120 + 240 + 120 s) leave the fabric's building and teardown
+# inside ctest's 900 s.
 job() {
 	local name=$1 tmo=$2
 	shift 2
-	mpi_job efa 3 2 6 "$tmo" "$LOG/$name.out" --map-by node "$@"
+	mpi_job efa 3 2 6 "$tmo" "$LOG/$name.out" --map-by node --mca mpi_yield_when_idle 1 "$@"
 	local rc=$?
 	[ $rc -eq 0 ] && return 0
 	fail "$name: mpirun rc=$rc"
@@ -61,29 +65,31 @@ checked() { # NAME TMO SECONDS
 	fi
 }
 
-checked ring_allreduce 180 2
+checked ring_allreduce 120 2
 
-if job mpi4py 180 -- /usr/bin/python3 "$here/mpi_check.py"; then
+# -m mpi4py: an exception on one rank aborts the job, rather than leaving the others
+# waiting in a collective until the bound.
+if job mpi4py 120 -- /usr/bin/python3 -m mpi4py "$here/mpi_check.py"; then
 	grep -qx "mpi4py ok 6" "$LOG/mpi4py.out" && pass "mpi4py: $(grep '^mpi4py' "$LOG/mpi4py.out")" ||
 		fail "mpi4py: no verdict line: $(tail -5 "$LOG/mpi4py.out")"
 fi
 
-# HPC Challenge, N = 1000 on a 2 x 3 grid (Debian's example input, regridded). Its
+# HPC Challenge, N = 1000 on a 2 x 3 grid (hpccinf.txt; HPL must say it ran 2 x 3). Its
 # own verdict is Success=1 in the summary, with HPL's residual checks passed. Its MPI
 # RandomAccess counts a few errors by design (up to 1% is allowed; Open MPI's tcp
 # transport shows them too), so they are not a data check.
 mkdir -p "$LOG/hpcc"
-sed -e 's/^2 *Ps$/2            Ps/' -e 's/^2 *Qs$/3            Qs/' \
-	/usr/share/doc/hpcc/examples/_hpccinf.txt >"$LOG/hpcc/hpccinf.txt"
-if job hpcc 300 --wdir "$LOG/hpcc" -- hpcc; then
+cp "$here/hpccinf.txt" "$LOG/hpcc/hpccinf.txt"
+if job hpcc 240 --wdir "$LOG/hpcc" -- hpcc; then
 	r="$LOG/hpcc/hpccoutf.txt"
 	passed=$(sed -n 's/^ *\([0-9][0-9]*\) tests completed and passed residual checks.*/\1/p' "$r" | head -n 1)
 	if grep -qx 'Success=1' "$r" && grep -qx 'CommWorldProcs=6' "$r" &&
+		grep -Eq '^P +: +2 *$' "$r" && grep -Eq '^Q +: +3 *$' "$r" &&
 		! grep -Eq '^ *[1-9][0-9]* tests completed and failed' "$r" && [ "${passed:-0}" -gt 0 ]; then
 		pass "hpcc: Success=1 on 6 ranks, HPL's $passed tests passed their residual checks," \
 			"$(grep -m1 '^HPL_Tflops=' "$r"), $(grep -m1 '^MaxPingPongLatency_usec=' "$r")"
 	else
-		fail "hpcc: its verdict is not a success: $(grep -E '^(Success|CommWorldProcs)=|residual checks' "$r" | tr '\n' ' ')"
+		fail "hpcc: its verdict is not a success on 2 x 3: $(grep -E '^(Success|CommWorldProcs)=|residual checks|^[PQ] +: +[0-9]' "$r" | tr '\n' ' ')"
 	fi
 fi
 
@@ -96,7 +102,7 @@ check_drops 2 3 1 "5% loss"
 # every check clean, and the other links carry its traffic.
 (link_down_when_busy 1 2 2 2000 "$LOG/down.at") &
 dpid=$!
-checked link_down 180 6
+checked link_down 120 6
 wait $dpid
 link_down_judge 1 2 2 1000 "$LOG/down.at"
 
