@@ -998,7 +998,7 @@ static void blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t since, 
 static void timeout_save(struct srd_peer *p, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
-	uint64_t paths = 0, sent = 0;
+	uint64_t paths = 0;
 	uint32_t lo = 0, hi = 0;
 
 	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
@@ -1006,10 +1006,8 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 
 		if (s->sent_ns + slot_rto(p, s) > now)
 			break;
-		if (!paths) {
+		if (!paths)
 			lo = hi = s->psn;
-			sent = s->sent_ns;
-		}
 		if (psn_lt(s->psn, lo))
 			lo = s->psn;
 		if (psn_lt(hi, s->psn))
@@ -1017,7 +1015,7 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 		paths |= 1ull << s->path;
 	}
 	if (paths)
-		srd_undo_save(p, lo, hi, sent, paths, now);
+		srd_undo_save(p, lo, hi, paths, now);
 }
 
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)

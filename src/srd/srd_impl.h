@@ -134,7 +134,6 @@ struct srd_undo {
 	uint32_t lo, hi;        /* the PSNs it declared lost lie in [lo, hi] */
 	uint64_t fired_ns;      /* the first timeout of the episode ... */
 	uint64_t last_fired_ns; /* ... and the last */
-	uint64_t sent_ns;       /* the oldest packet it declared lost was sent then */
 	uint64_t closing_ns;    /* all of them done then, none proven: 0 while not */
 	uint32_t cwnd_x1024;    /* the window before it */
 	uint32_t rto_backoff;
@@ -429,14 +428,13 @@ void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
 /*
  * Spurious timeouts (undo.c). save: before a timeout acts, the range of PSNs it
- * declares lost ([lo, hi], the oldest sent at `sent`; slots it declares lost are marked
+ * declares lost ([lo, hi]; slots it declares lost are marked
  * rto_lost, as the range may hold others) and the paths they were on. covers: is psn in
  * the range? on_ack: after each ack, whether it proved an original arrived and, if it
  * showed the peer late, how late (the requester judges both: undo.c's comment).
  * forget: the peer is gone. floor: the least the timer waits now.
  */
-void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent, uint64_t paths,
-                   uint64_t now);
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths, uint64_t now);
 bool srd_undo_covers(const struct srd_peer *p, uint32_t psn);
 void srd_undo_on_ack(struct srd_peer *p, bool proven, uint64_t late, uint64_t now);
 /* A packet the timeout declared lost was acked after resends that all kept off its

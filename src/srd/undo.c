@@ -46,8 +46,7 @@ static void finalize(struct srd_peer *p, uint64_t now)
 			srd_path_on_rto(p, i, now);
 }
 
-void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent, uint64_t paths,
-                   uint64_t now)
+void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t paths, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct srd_undo *u = &tx->undo;
@@ -68,7 +67,6 @@ void srd_undo_save(struct srd_peer *p, uint32_t lo, uint32_t hi, uint64_t sent, 
 		                       .hi = hi,
 		                       .fired_ns = now,
 		                       .last_fired_ns = now,
-		                       .sent_ns = sent,
 		                       .cwnd_x1024 = tx->cc.cwnd_x1024,
 		                       .rto_backoff = tx->rto_backoff,
 		                       .paths = paths};
