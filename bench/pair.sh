@@ -55,6 +55,16 @@ bw_softefa_send() {
 		awk '$1 == "'"$1"'" {printf "%.3f\n", $4 * 8 * 1048576 / 1e9}' | tail -1
 }
 
+# rr's RDMA-write ping-pong of SIZE, p50 round trip (us): MODE "write" watches memory
+# for the peer's write and never waits in verbs (a passive target, served by the
+# engine alone), "imm" writes with immediate data and polls the CQ for it.
+lat_softefa_rdma() { # write|imm SIZE
+	pair t $port "$SOFTEFA" run -- "$build/bin/rr" server --srd --"$1"-lat --size "$2" \
+		--port $port :: "$SOFTEFA" run -- "$build/bin/rr" client --srd --"$1"-lat \
+		--size "$2" --port $port --host 127.0.0.1 --duration-ms 2000 |
+		sed -n 's/.* p50 \([0-9.]*\) .*/\1/p'
+}
+
 # The same measures with the two sides placed otherwise: PLACEMENT is "unpinned" (left
 # to the scheduler, as users run them) or "onecpu" (both on CPU 0: more busy threads
 # than CPUs, as more ranks than cores are). pair reads pin0/pin1 from here.

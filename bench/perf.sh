@@ -19,6 +19,7 @@ REPS=${REPS:-3}
 SIZES=${SIZES:-"64 1024 4096 8192"}
 # perftest caps UD messages at the port MTU (4096), and refuses -e on SRD.
 BLOCKING_SIZES=${BLOCKING_SIZES:-"64 4096"}
+PASSIVE_SIZES=${PASSIVE_SIZES:-"64 8192 65536"}
 mkdir -p "$out"
 : >"$out/results.jsonl"
 port=20000
@@ -122,6 +123,11 @@ for ((r = 1; r <= REPS; r++)); do
 	run softefa_onecpu bw 8192 placed onecpu bw_softefa_send 8192
 	run softefa_unpinned lat 64 placed unpinned lat_softefa 64
 	run softefa_onecpu lat 64 placed onecpu lat_softefa 64
+	for s in $PASSIVE_SIZES; do
+		run softefa_passive lat "$s" lat_softefa_rdma write "$s"
+		run softefa_imm lat "$s" lat_softefa_rdma imm "$s"
+		run softefa_passive_unpinned lat "$s" placed unpinned lat_softefa_rdma write "$s"
+	done
 	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
 	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216

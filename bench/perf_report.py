@@ -226,6 +226,30 @@ def main():
                      (f"{bw:.1f}" if bw is not None else "-") + f" | {rel} |")
         w.append("")
 
+    psizes = sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "lat"})
+    if psizes:
+        w.append("## A passive RDMA target\n")
+        w.append("rr's RDMA-write ping-pong, each side writing into the other's region, p50 "
+                 "round trip (us). *Memory watched*: each side spins on the last bytes of "
+                 "its region for the peer's write and enters verbs only to post its own "
+                 "and reap completions once, without waiting (as ib_write_lat does, and "
+                 "libfabric's efa-direct target): the engine's progress thread alone "
+                 "serves the arriving write (docs/architecture.md, \"Progress\"). *CQ "
+                 "polled*: the same with write-with-immediate, each side spinning on its "
+                 "CQ. Pinned one side per CPU as above, and the memory-watching pair left "
+                 "to the scheduler.\n")
+        w.append("| size | memory watched | CQ polled | watched / polled | "
+                 "memory watched, unpinned |")
+        w.append("|---|---|---|---|---|")
+        for s in psizes:
+            pas, imm = get("softefa_passive", "lat", s), get("softefa_imm", "lat", s)
+            unp = get("softefa_passive_unpinned", "lat", s)
+            rel = f"{pas / imm:.2f}" if pas and imm else "-"
+            w.append(f"| {s} | " + (f"{pas:.1f}" if pas is not None else "-") + " | " +
+                     (f"{imm:.1f}" if imm is not None else "-") + f" | {rel} | " +
+                     (f"{unp:.1f}" if unp is not None else "-") + " |")
+        w.append("")
+
     idle = get("softefa", "idle_cpu", 0)
     if idle is not None:
         w.append("## An idle engine\n")
@@ -277,6 +301,13 @@ def main():
             worst = x if worst is None else max(worst, x)
     t.append(("blocking latency close to raw UDP blocking (<= 1.5x, worst size)", worst,
               lambda x: x <= 1.5, None))
+    worst = None
+    for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "lat"}):
+        x = ratio(get("softefa_passive", "lat", s), get("softefa_imm", "lat", s))
+        if x is not None:
+            worst = x if worst is None else max(worst, x)
+    t.append(("passive RDMA-write target within 1.2x of write-with-immediate (worst size)",
+              worst, lambda x: x <= 1.2, None))
     auth_on = os.environ.get("SOFTEFA_AUTH", "1") != "0"
     ab = load_auth(d) if auth_on else {}
 

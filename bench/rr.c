@@ -12,6 +12,13 @@
  *       RDMA writes (reads) of B bytes into (from) the server's region, D at a time,
  *       each at the next B bytes of the regions' first S (default: all 16 MiB):
  *       prints Gbit/s
+ *   rr server|client --srd --write-lat|--imm-lat ... [--size B]
+ *       an RDMA write ping-pong, each side writing B bytes into the other's region:
+ *       --write-lat watches memory for the peer's write (its last 8 bytes, as
+ *       ib_write_lat does) and enters verbs only to reap its own write's completion
+ *       once, without waiting for it: a passive target, served by the engine alone;
+ *       --imm-lat writes with immediate data and waits for it in the CQ. Both sides
+ *       take the same flag.
  *
  * The client prints one line: count, p50, p99, p99.9, max (us), and, with --samples,
  * writes every round trip (us, in order) to FILE. The out-of-band exchange of SRD
@@ -132,9 +139,10 @@ static void srd_open(struct srd *s, struct srd_info *me)
 	               IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!s->rmr)
 		die("reg_mr region");
-	s->qp = srd_qp_create(
-	    s->ctx, s->pd, s->cq, &cap,
-	    IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ, NULL);
+	s->qp = srd_qp_create(s->ctx, s->pd, s->cq, &cap,
+	                      IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE |
+	                          IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ,
+	                      NULL);
 	if (!s->qp)
 		die("create SRD QP");
 	s->qx = ibv_qp_to_qp_ex(s->qp);
@@ -247,10 +255,122 @@ static int srd_wait(struct srd *s, int want_send)
 	}
 }
 
+/* Writes `size` bytes of our region's second half, ending in seq, to the start of the
+ * peer's region (with seq as immediate data for --imm-lat); wr_id is seq. */
+static void srd_post_write(struct srd *s, int imm, uint32_t size, uint64_t seq)
+{
+	memcpy(s->region + REGION / 2 + size - 8, &seq, 8);
+	ibv_wr_start(s->qx);
+	s->qx->wr_id = seq;
+	s->qx->wr_flags = IBV_SEND_SIGNALED;
+	if (imm)
+		ibv_wr_rdma_write_imm(s->qx, s->remote_rkey, s->remote_addr, htonl((uint32_t)seq));
+	else
+		ibv_wr_rdma_write(s->qx, s->remote_rkey, s->remote_addr);
+	ibv_wr_set_ud_addr(s->qx, s->ah, s->remote_qpn, QKEY);
+	ibv_wr_set_sge(s->qx, s->rmr->lkey, (uintptr_t)(s->region + REGION / 2), size);
+	if (ibv_wr_complete(s->qx))
+		die("post write");
+}
+
+/* One poll: reaps what completed (re-posting receives). Returns the immediate data of
+ * a write that arrived with one (+1), 0 when none did, -1 on an error completion;
+ * *last is set when the write with wr_id `last` completed. */
+static int64_t srd_reap(struct srd *s, uint64_t *last)
+{
+	struct ibv_wc wc[32];
+	int64_t got = 0;
+	int n = ibv_poll_cq(s->cq, 32, wc);
+
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "rr: write status %d vendor_err %u\n", wc[i].status,
+			        wc[i].vendor_err);
+			return -1;
+		}
+		if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+			srd_post_recv(s, (unsigned)wc[i].wr_id);
+			got = (int64_t)ntohl(wc[i].imm_data) + 1;
+		} else if (wc[i].wr_id == *last) {
+			*last = UINT64_MAX;
+		}
+	}
+	return got;
+}
+
+/*
+ * Waits for the peer's write of seq (or, from the client, of 0: it is done) and returns
+ * which it was, or -1 on an error completion. Watching memory, it never enters verbs:
+ * a passive target that only the engine serves, as ib_write_lat's. With immediate data
+ * it polls the CQ for it.
+ */
+static int64_t srd_wait_write(struct srd *s, int imm, uint32_t size, uint64_t seq)
+{
+	volatile uint64_t *mine = (volatile uint64_t *)(s->region + size - 8);
+	uint64_t none = UINT64_MAX;
+	int64_t got;
+
+	if (!imm) {
+		while (*mine != seq && *mine != 0)
+			;
+		return (int64_t)*mine;
+	}
+	while ((got = srd_reap(s, &none)) == 0)
+		;
+	return got < 0 ? -1 : got - 1;
+}
+
+/*
+ * The write ping-pong (--write-lat, --imm-lat). Each leg posts its write, polls once
+ * (reaping earlier completions, as a caller of fi_cq_read does; a write's own
+ * completion is never waited for) and waits for the peer's. The client times each
+ * round trip and ends with seq 0; the server answers each write in kind and, after
+ * the 0, waits for its last write to complete before it goes.
+ */
+static int srd_write_pingpong(struct srd *s, int server, int imm, uint32_t size, uint64_t *rtt,
+                              uint64_t cap, uint64_t deadline, uint64_t *np)
+{
+	uint64_t n = 0, none = UINT64_MAX, last;
+	int64_t got;
+
+	for (uint64_t seq = 1;; seq++) {
+		uint64_t t0 = now_ns();
+		int end = !server && (n >= cap || t0 >= deadline);
+
+		if (server) {
+			got = srd_wait_write(s, imm, size, seq);
+			if (got < 0)
+				return -1;
+			srd_post_write(s, imm, size, (uint64_t)got);
+			if (got == 0) {
+				last = 0;
+				while (last == 0)
+					if (srd_reap(s, &last) < 0)
+						return -1;
+				return 0;
+			}
+			if (!imm && srd_reap(s, &none) < 0)
+				return -1;
+			continue;
+		}
+		srd_post_write(s, imm, size, end ? 0 : seq);
+		if (!imm && srd_reap(s, &none) < 0)
+			return -1;
+		got = srd_wait_write(s, imm, size, end ? 0 : seq);
+		if (got < 0 || (uint64_t)got != (end ? 0 : seq))
+			return -1;
+		if (end)
+			break;
+		rtt[n++] = now_ns() - t0;
+	}
+	*np = n;
+	return 0;
+}
+
 /* ---- the loop ------------------------------------------------------------------- */
 
 struct opts {
-	int server, srd, write_bw, read_bw;
+	int server, srd, write_bw, read_bw, write_lat, imm_lat;
 	unsigned depth;
 	uint16_t port;
 	const char *host, *samples;
@@ -276,9 +396,13 @@ static void report(const struct opts *o, uint64_t *rtt, uint64_t n)
 	}
 	qsort(rtt, n, sizeof(*rtt), cmp_u64);
 	printf("%s size %u count %llu p50 %.2f p99 %.2f p99.9 %.2f max %.2f us\n",
-	       o->srd ? "srd" : "tcp", o->size, (unsigned long long)n,
-	       n ? (double)rtt[n / 2] / 1e3 : 0, n ? (double)rtt[n * 99 / 100] / 1e3 : 0,
-	       n ? (double)rtt[n * 999 / 1000] / 1e3 : 0, n ? (double)rtt[n - 1] / 1e3 : 0);
+	       o->write_lat ? "srd-write"
+	       : o->imm_lat ? "srd-imm"
+	       : o->srd     ? "srd"
+	                    : "tcp",
+	       o->size, (unsigned long long)n, n ? (double)rtt[n / 2] / 1e3 : 0,
+	       n ? (double)rtt[n * 99 / 100] / 1e3 : 0, n ? (double)rtt[n * 999 / 1000] / 1e3 : 0,
+	       n ? (double)rtt[n - 1] / 1e3 : 0);
 }
 
 static int run(const struct opts *o)
@@ -323,6 +447,16 @@ static int run(const struct opts *o)
 		return rc;
 	}
 	deadline = o->duration_ms ? now_ns() + o->duration_ms * 1000000ull : UINT64_MAX;
+	if (o->write_lat || o->imm_lat) {
+		rc = srd_write_pingpong(&s, o->server, o->imm_lat, o->size, rtt, cap, deadline, &n);
+		if (!o->server && !rc)
+			report(o, rtt, n);
+		ibv_close_device(s.ctx);
+		close(fd);
+		free(rtt);
+		free(buf);
+		return rc ? 1 : 0;
+	}
 	while (o->server || (n < cap && now_ns() < deadline)) {
 		uint64_t t0 = now_ns();
 
@@ -390,6 +524,10 @@ int main(int argc, char **argv)
 			o.write_bw = 1;
 		} else if (!strcmp(argv[i], "--read-bw")) {
 			o.read_bw = 1;
+		} else if (!strcmp(argv[i], "--write-lat")) {
+			o.write_lat = 1;
+		} else if (!strcmp(argv[i], "--imm-lat")) {
+			o.imm_lat = 1;
 		} else if (v && !strcmp(argv[i], "--depth")) {
 			o.depth = (unsigned)atoi(v);
 			i++;
@@ -419,8 +557,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (o.size == 0 || (!o.server && !o.host) || !o.depth || o.depth > 256 ||
-	    o.size > ((o.write_bw || o.read_bw) ? REGION : MAX_SIZE) || o.span > REGION ||
-	    ((o.write_bw || o.read_bw) && !o.srd))
+	    o.size > ((o.write_bw || o.read_bw || o.write_lat || o.imm_lat) ? REGION : MAX_SIZE) ||
+	    o.span > REGION || ((o.write_bw || o.read_bw || o.write_lat || o.imm_lat) && !o.srd) ||
+	    ((o.write_lat || o.imm_lat) && (o.size < 8 || o.size > REGION / 2)))
 		goto usage;
 	return run(&o);
 usage:
@@ -429,6 +568,8 @@ usage:
 	        "       rr client --tcp|--srd --port P --host ADDR [--size B] [--count N]\n"
 	        "                 [--duration-ms T] [--samples FILE]\n"
 	        "       rr client --srd --write-bw|--read-bw --port P --host ADDR --size B\n"
-	        "                 [--depth D] [--span BYTES] [--duration-ms T]\n");
+	        "                 [--depth D] [--span BYTES] [--duration-ms T]\n"
+	        "       rr server|client --srd --write-lat|--imm-lat --port P [--host ADDR]\n"
+	        "                 [--size B] [--count N] [--duration-ms T]\n");
 	return 2;
 }

@@ -208,17 +208,25 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *now);
 bool net_engine_progress(struct net_engine *e, uint64_t now);
 
 /*
- * What a poll found (any thread, no lock; now: its note_poll reading). A thread whose
+ * What a poll found (any thread, no lock; now: its note_poll reading), and that it
+ * ended: the engine tells from the gaps between calls whether the application is at
+ * its CQs (progress.c). A thread whose
  * polls have found nothing for a while gives its CPU away (sched_yield), and again
  * each time the interval passes: with more runnable threads than CPUs, the one it
  * waits for (its peer, or the process it shares a CPU with) may be waiting for that
  * CPU. Alone on it, the yield returns at once and the interval grows.
  */
-void net_poll_result(bool found, uint64_t now);
+void net_poll_result(struct net_engine *e, bool found, uint64_t now);
 
 /* A completion channel waits on this engine: make the progress thread serve the
  * sockets now rather than after its back-off (locked). */
 void net_engine_want_progress(struct net_engine *e);
+
+/* An application post begins (returns its clock reading) and ends (now: a reading
+ * to use, or 0): any thread, no lock. The progress thread tells from the gaps between
+ * calls whether the application is at its CQs (progress.c). */
+uint64_t net_engine_call_begin(struct net_engine *e);
+void net_engine_call_end(struct net_engine *e, uint64_t now);
 
 /* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
 void net_engine_arm_count(struct net_engine *e, int delta);

@@ -43,7 +43,7 @@
 #define NET_TX_IOV     17   /* header + up to 16 SGEs */
 #define NET_INLINE_MAX 4096 /* bytes a datagram may carry copied in (inline sends) */
 #define NET_PEER_HASH  1024
-/* A poll finding entries still reads the sockets if nobody has for this long. */
+/* A poll finding entries still reads the socket if no poll has for this long. */
 #define NET_RX_STALE_NS 50000ull
 /* Held SRD sends leave after this long, or when NET_TX_BATCH of them wait. */
 #define NET_DEFER_NS 50000ull
@@ -163,7 +163,6 @@ struct net_rx {
 	bool direct;      /* the last datagram was a large RDMA one: peek at the next */
 	bool auth_warned; /* a datagram's authentication disagreed with ours: said once */
 	uint8_t hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
-	_Atomic uint64_t last_ns;      /* the socket was last read (progress.c reads it) */
 };
 
 /* progress.c: the progress thread, and what the application's polls tell it. */
@@ -175,8 +174,15 @@ struct net_progress {
 	int wakefd;
 	bool rx_armed; /* fds[0] is in the epoll interest set */
 	uint64_t park_backoff_ns;
-	_Atomic uint64_t last_poll_ns; /* written by application polls without the lock */
-	int armed_cqs;
+	/* Written by the application's calls without the lock: when it last polled,
+	 * when a poll last read the socket, when a call (poll or post) last ended, and
+	 * when one last began right after another had. */
+	_Atomic uint64_t last_poll_ns;
+	_Atomic uint64_t app_read_ns;
+	_Atomic uint64_t call_end_ns;
+	_Atomic uint64_t spin_ns;
+	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS */
+	_Atomic int armed_cqs;   /* CQs armed for a channel (the thread reads it unlocked) */
 };
 
 struct net_engine {
@@ -316,7 +322,7 @@ bool net_sched_timers(struct net_engine *e, uint64_t now);
 int net_rx_init(struct net_engine *e, bool gro);
 void net_rx_fini(struct net_engine *e);
 /* Reads and dispatches pending datagrams without blocking (locked); how many. */
-unsigned net_rx_read(struct net_engine *e, uint64_t now);
+unsigned net_rx_read(struct net_engine *e);
 /*
  * One received buffer of len bytes from `from`, read at now (locked): a datagram, or
  * with GRO (0 < seg < len) several of one sender, all seg bytes but the last, each

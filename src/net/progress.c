@@ -2,36 +2,54 @@
 /*
  * Who makes progress when. While the application polls, its polls do (note_poll
  * says when one should, net_engine_progress does). The progress thread exists for the
- * work no application call drives: receiving while the application sleeps in a
- * completion channel or does not call in at all. It blocks in epoll when idle, and
- * keeps off the sockets while the application is polling them itself, because on two
- * cores a second thread taking the same packets only adds a wake-up (~30 us) to every
- * message. The receive socket is registered one-shot; while the application polls,
- * the thread leaves it unarmed and looks again after a back-off that grows to
- * NET_PARK_MAX_NS. Both make progress by one net_engine_service round.
+ * work no application call drives: receiving and answering while the application
+ * computes, sleeps in a completion channel, or watches memory for an RDMA write and
+ * never calls in. It blocks in epoll when idle, on the receive socket
+ * (one-shot), an eventfd and a timerfd.
+ *
+ * Waking it is dear: on a 2-CPU virtual machine a wake-up from another CPU stalls the
+ * woken CPU for 15-30 us, and the sendmsg that caused it as well; and on CPUs shared
+ * by more ranks than cores a thread that serves while its rank waits for a CPU only
+ * adds switches (measured: MPI Sendrecv and Allreduce with 4 ranks on 2 cores 2-3x
+ * slower). So the thread keeps off the socket while the application is at its CQs
+ * (app_at_cqs: its calls came back to back within the last NET_BUSY_NS, or it is
+ * inside a poll), and serves everything else at once: an application that watches
+ * memory for an RDMA write and polls only to reap its own sends (a passive target:
+ * ib_write_lat, libfabric's efa-direct), one that computes, one that has not called
+ * in for a while. Off the socket, the thread parks: the socket unarmed, the timers
+ * left to the application's polls, a look again after a back-off of NET_PARK_MIN_NS
+ * doubling to NET_PARK_MAX_NS while the application stays at its CQs. A timer that
+ * falls due while it is not is served. While a CQ is armed (ibv_req_notify_cq) the
+ * thread never parks. Both make progress by one net_engine_service round.
  */
 #include "engine_impl.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
 #include "../util/log.h"
 
-#define NET_YIELD_AFTER_NS   20000ull   /* polls found nothing this long: yield once */
-#define NET_YIELD_MAX_NS     1000000ull /* ... growing to this while yields find nobody */
-#define NET_YIELD_RAN_NS     2000ull    /* a yield this long let another thread run */
-#define NET_YIELD_SHARED_NS  3000ull    /* ... and then the next comes this soon */
-#define NET_YIELD_GAP_NS     10000ull   /* polls this far apart are not one busy wait */
-#define NET_ACTIVE_WINDOW_NS 1000000ull /* a poll this recent means the app is polling */
-#define NET_PARK_MIN_NS      1000000ull
-#define NET_PARK_MAX_NS      2000000ull /* also bounds SRD timers of an app gone quiet */
+#define NET_YIELD_AFTER_NS  20000ull   /* polls found nothing this long: yield once */
+#define NET_YIELD_MAX_NS    1000000ull /* ... growing to this while yields find nobody */
+#define NET_YIELD_RAN_NS    2000ull    /* a yield this long let another thread run */
+#define NET_YIELD_SHARED_NS 3000ull    /* ... and then the next comes this soon */
+#define NET_YIELD_GAP_NS    10000ull   /* polls this far apart are not one busy wait */
+#define NET_SPIN_GAP_NS     5000ull    /* a call this soon after the last one ended... */
+#define NET_SPIN_CALLS      8u         /* ... this many times in a row... */
+#define NET_BUSY_NS         1000000ull /* ... this recently: the app is at its CQs */
+#define NET_SLEPT_NS        3000ull    /* epoll_wait this long slept (else it found work) */
+#define NET_PARK_MIN_NS     50000ull
+#define NET_PARK_MAX_NS     2000000ull /* also bounds SRD timers of an app gone quiet */
 
 enum { EV_WAKE = 1, EV_TIMER, EV_RX };
 
@@ -45,41 +63,161 @@ static void rx_arm(struct net_engine *e)
 		e->prog.rx_armed = true;
 }
 
-/* One look at the engine (locked): SRD timers always; the sockets unless the
- * application is serving them itself. */
-static void progress_step(struct net_engine *e)
+/*
+ * Is the application at its CQs (lock-free, before taking the lock)? It is while its
+ * calls come back to back: one began less than NET_SPIN_GAP_NS after the last one
+ * ended, within the last NET_BUSY_NS. That holds for a poller spinning on an empty CQ,
+ * a stream's receiver polling a CQ with entries and a stream's sender posting, each
+ * of which reads the socket itself soon (an empty CQ reads it, one with entries every
+ * NET_RX_STALE_NS). The test is the gap between calls, not their rate: a call's own
+ * length varies (a post's sendmsg may take 20 us, stalled by a wake-up it causes). A
+ * passive target calls in once or twice an iteration, to post its write and reap
+ * completions, then watches memory: it is not at its CQs, nor is an application that
+ * computes or was descheduled.
+ */
+static bool app_at_cqs(struct net_engine *e, uint64_t at)
 {
-	uint64_t last = atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed);
-	uint64_t now = sefa_now_ns();
+	uint64_t spin = atomic_load_explicit(&e->prog.spin_ns, memory_order_relaxed);
 
-	if (e->prog.armed_cqs == 0 && last && now - last < NET_ACTIVE_WINDOW_NS) {
-		if (!e->timer.park_until || e->timer.park_until <= now) {
-			net_timer_park(&e->timer, now + e->prog.park_backoff_ns);
-			e->prog.park_backoff_ns *= 2;
-			if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
-				e->prog.park_backoff_ns = NET_PARK_MAX_NS;
+	if (atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed))
+		return false; /* it sleeps in a completion channel */
+	/* Inside a poll (maybe waiting for our lock), it reads the socket next. */
+	if (atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed) >
+	    atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed))
+		return true;
+	return spin >= at || at - spin < NET_BUSY_NS;
+}
+
+/* The application reads the socket: off it, and back after the back-off. */
+static void park(struct net_engine *e, uint64_t now)
+{
+	struct epoll_event ev = {.events = 0, .data.u32 = EV_RX};
+
+	net_timer_park(&e->timer, now + e->prog.park_backoff_ns);
+	e->prog.park_backoff_ns *= 2;
+	if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
+		e->prog.park_backoff_ns = NET_PARK_MAX_NS;
+	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+		e->prog.rx_armed = false;
+}
+
+/*
+ * One look at the engine (locked), after a wake-up by an arrival (rx; reads: the
+ * application is at its CQs and will read it) or a timer.
+ */
+static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t run_start)
+{
+	uint64_t now = sefa_now_ns(), due = net_sched_due(&e->sched);
+	bool serve;
+
+	if (rx) {
+		serve = !reads;
+		if (reads)
+			park(e, now);
+	} else if (app_at_cqs(e, run_start)) {
+		/* Its polls read the socket and run due timers: stay off both. */
+		serve = false;
+		park(e, now);
+	} else {
+		if (e->timer.park_until && e->timer.park_until <= now) {
+			/* The park is over: arrivals wake us again, and are judged then. */
+			net_timer_park(&e->timer, 0);
+			rx_arm(e);
 		}
-		net_timer_sync(&e->timer, net_sched_due(&e->sched));
-		return;
+		serve = due <= now;
 	}
-	net_timer_park(&e->timer, 0);
-	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
-	if (net_engine_service(e, now) & NET_SERVED_RX)
-		net_ctr(e)->progress_rx_batches++;
-	rx_arm(e);
+	if (serve) {
+		net_timer_park(&e->timer, 0);
+		/* The next park is short again; parks in a row double it. */
+		e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+		if (net_engine_service(e, now) & NET_SERVED_RX)
+			net_ctr(e)->progress_rx_batches++;
+		rx_arm(e);
+	}
 	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+}
+
+/*
+ * The thread runs for a few microseconds at a time, and must run when woken even if
+ * every CPU is busy with spinning pollers, or a passive target's write waits for the
+ * spinner's time slice (milliseconds). Linux 6.12 and later let a thread with a
+ * shorter slice than the running one preempt it on wake-up; asking needs no privilege
+ * (the policy stays SCHED_OTHER at its nice value). Older kernels refuse the field or
+ * ignore it, and keep their own wake-up preemption. That still loses to a spinner now
+ * and then (measured: a memory-watching ping-pong's p99 at 8 ms on 2 busy CPUs), so
+ * SOFTEFA_PROGRESS_RT asks for SCHED_FIFO instead (p99 0.2 ms): opt-in, because a
+ * flood of datagrams would then hold a CPU at real-time priority.
+ */
+static _Atomic bool rt_refused_said; /* one warning a process, not one an engine */
+
+static void progress_priority(void)
+{
+	/* The kernel's struct sched_attr (sched_setattr(2)): glibc 2.36 has no wrapper,
+	 * and <linux/sched/types.h> clashes with <sched.h>. */
+	struct {
+		uint32_t size, sched_policy;
+		uint64_t sched_flags;
+		int32_t sched_nice;
+		uint32_t sched_priority;
+		uint64_t sched_runtime, sched_deadline, sched_period;
+	} a = {.size = sizeof(a),
+	       .sched_policy = SCHED_OTHER,
+	       .sched_runtime = 100000 /* ns: the kernel's least */};
+	struct sched_param rt = {.sched_priority = 1};
+	int err;
+
+	if (sefa_config_get()->progress_rt) {
+		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
+		if (!err)
+			return;
+		if (!atomic_exchange(&rt_refused_said, true))
+			sefa_log(
+			    SEFA_LOG_WARN,
+			    "SOFTEFA_PROGRESS_RT: SCHED_FIFO refused (%s): needs CAP_SYS_NICE or "
+			    "an RLIMIT_RTPRIO of 1",
+			    strerror(err));
+	}
+	errno = 0;
+	a.sched_nice = (int32_t)getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		syscall(SYS_sched_setattr, 0, &a, 0);
+}
+
+/* What woke the thread (locked): drained, and the one-shot socket is unarmed now. */
+static void take_events(struct net_engine *e, const struct epoll_event *evs, int n)
+{
+	uint64_t drain;
+
+	for (int i = 0; i < n; i++) {
+		switch (evs[i].data.u32) {
+		case EV_WAKE:
+			if (read(e->prog.wakefd, &drain, sizeof(drain)) < 0)
+				break;
+			break;
+		case EV_TIMER:
+			net_timer_fired(&e->timer);
+			break;
+		case EV_RX:
+			e->prog.rx_armed = false;
+			break;
+		}
+	}
 }
 
 static void *progress_main(void *arg)
 {
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
-	uint64_t drain, now, mark;
+	uint64_t now, mark, run_start = 0;
+	bool rx, reads;
 	int tmo = -1;
 
+	progress_priority();
 	for (;;) {
 		/* Idle, the thread sleeps for good; only unpublished counters bound it. */
+		uint64_t before = sefa_now_ns();
 		int n = epoll_wait(e->prog.epfd, evs, 4, tmo);
+		uint64_t after = sefa_now_ns();
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -88,28 +226,24 @@ static void *progress_main(void *arg)
 			         strerror(errno));
 			return NULL;
 		}
+		rx = false;
+		for (int i = 0; i < n; i++)
+			rx |= evs[i].data.u32 == EV_RX;
+		/* The application is judged as it was when this thread began to run: while
+		 * it runs on the application's CPU the application cannot call in, and an
+		 * arrival that came meanwhile must not make it look absent. */
+		if (after - before >= NET_SLEPT_NS)
+			run_start = after;
+		reads = rx && app_at_cqs(e, run_start);
 		sefa_lock(&e->lock);
 		if (e->prog.stopping) {
 			sefa_unlock(&e->lock);
 			return NULL;
 		}
 		net_ctr(e)->progress_wakeups++;
-		for (int i = 0; i < n; i++) {
-			switch (evs[i].data.u32) {
-			case EV_WAKE:
-				if (read(e->prog.wakefd, &drain, sizeof(drain)) < 0)
-					break;
-				break;
-			case EV_TIMER:
-				net_timer_fired(&e->timer);
-				break;
-			case EV_RX:
-				e->prog.rx_armed = false;
-				break;
-			}
-		}
+		take_events(e, evs, n);
 		if (n > 0)
-			progress_step(e);
+			progress_step(e, rx, reads, run_start);
 		now = sefa_now_ns();
 		tmo = net_stats_publish_wait(e, now);
 		mark = net_stats_mark(e);
@@ -123,18 +257,47 @@ static void *progress_main(void *arg)
 	}
 }
 
-bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
+uint64_t net_engine_call_begin(struct net_engine *e)
 {
 	uint64_t now = sefa_now_ns();
+	uint32_t streak = atomic_load_explicit(&e->prog.streak, memory_order_relaxed);
+
+	/* NET_SPIN_CALLS gaps in a row: a ping-pong's post, the poll that reaps after
+	 * it and the next post (when the answer came meanwhile) are no spin. Another
+	 * thread's call may have ended later than this one began: no verdict. */
+	if (now - atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed) <
+	    NET_SPIN_GAP_NS) {
+		if (streak >= NET_SPIN_CALLS)
+			atomic_store_explicit(&e->prog.spin_ns, now, memory_order_relaxed);
+		else
+			atomic_store_explicit(&e->prog.streak, streak + 1, memory_order_relaxed);
+	} else if (streak) {
+		atomic_store_explicit(&e->prog.streak, 0, memory_order_relaxed);
+	}
+	return now;
+}
+
+void net_engine_call_end(struct net_engine *e, uint64_t now)
+{
+	atomic_store_explicit(&e->prog.call_end_ns, now ? now : sefa_now_ns(),
+	                      memory_order_relaxed);
+}
+
+bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
+{
+	uint64_t now = net_engine_call_begin(e);
 
 	*nowp = now;
 	atomic_store_explicit(&e->prog.last_poll_ns, now, memory_order_relaxed);
-	return now - atomic_load_explicit(&e->rx.last_ns, memory_order_relaxed) > NET_RX_STALE_NS ||
+	/* The application's own reads count, not the thread's: one that polls a CQ with
+	 * entries still reads the socket now and then. */
+	return now - atomic_load_explicit(&e->prog.app_read_ns, memory_order_relaxed) >
+	           NET_RX_STALE_NS ||
 	       now >= atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed) ||
 	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
 }
 
-void net_poll_result(bool found, uint64_t now)
+void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 {
 	/* Per thread: when its polls began to find nothing (0: they find some), when it
 	 * last polled, and how long its polls may find nothing before it yields. */
@@ -145,6 +308,7 @@ void net_poll_result(bool found, uint64_t now)
 	if (found || now - last > NET_YIELD_GAP_NS)
 		empty_since = 0;
 	last = now;
+	net_engine_call_end(e, 0);
 	if (found)
 		return;
 	if (!empty_since) {
@@ -161,6 +325,7 @@ void net_poll_result(bool found, uint64_t now)
 		        : after * 2 > NET_YIELD_MAX_NS    ? NET_YIELD_MAX_NS
 		                                          : after * 2;
 		empty_since = last = back;
+		net_engine_call_end(e, back);
 	}
 }
 
@@ -172,6 +337,7 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 	/* The application is back: sends held for a batch leave in this round. */
 	net_sched_hurry(&e->sched, now);
 	served = net_engine_service(e, now);
+	atomic_store_explicit(&e->prog.app_read_ns, now, memory_order_relaxed);
 	if (served & NET_SERVED_RX)
 		net_ctr(e)->inline_rx_batches++;
 	sefa_unlock(&e->lock);
@@ -180,13 +346,16 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 
 void net_engine_arm_count(struct net_engine *e, int delta)
 {
-	e->prog.armed_cqs += delta;
+	atomic_fetch_add_explicit(&e->prog.armed_cqs, delta, memory_order_relaxed);
 }
 
 void net_engine_want_progress(struct net_engine *e)
 {
-	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. */
+	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. The
+	 * caller will not poll: a parked thread's timers come back to it now. */
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+	net_timer_park(&e->timer, 0);
+	net_timer_sync(&e->timer, net_sched_due(&e->sched));
 	rx_arm(e);
 	/* The caller is about to sleep: sends held for a batch leave now rather than
 	 * wait for a parked progress thread to look again. */

@@ -371,11 +371,10 @@ static unsigned rx_batches(struct net_engine *e)
 	return total;
 }
 
-unsigned net_rx_read(struct net_engine *e, uint64_t now)
+unsigned net_rx_read(struct net_engine *e)
 {
 	unsigned total = 0;
 
-	atomic_store_explicit(&e->rx.last_ns, now, memory_order_relaxed);
 	/* While a stream of large RDMA datagrams lasts, each goes straight to its memory. */
 	while (e->rx.direct && total < NET_RX_BATCH) {
 		int r = rx_direct(e);

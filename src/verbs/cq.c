@@ -172,7 +172,7 @@ int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		cq_rx_inline(cq, now);
 	if (!got && cq_rx_inline(cq, now))
 		got = cq_pop_wc(cq, num_entries, wc);
-	net_poll_result(got > 0, now);
+	net_poll_result(cq->ctx->sh->eng, got > 0, now);
 	return got;
 }
 
@@ -208,7 +208,7 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	if (net_engine_note_poll(cq->ctx->sh->eng, &now))
 		cq_rx_inline(cq, now);
 	got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
-	net_poll_result(got, now);
+	net_poll_result(cq->ctx->sh->eng, got, now);
 	return got ? 0 : ENOENT;
 }
 

@@ -107,6 +107,7 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	struct sefa_send_batch batch;
 	int err = 0;
 
+	net_engine_call_begin(eng);
 	batch.n = 0;
 	sefa_lock(&qp->sq_lock);
 	net_engine_lock(eng);
@@ -138,5 +139,6 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	sefa_send_batch_flush(qp, &batch);
 	net_engine_unlock(eng);
 	sefa_unlock(&qp->sq_lock);
+	net_engine_call_end(eng, 0);
 	return err;
 }

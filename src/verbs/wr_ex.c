@@ -225,6 +225,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	if (!err && qp->nstage) {
 		struct sefa_send_batch batch;
 
+		net_engine_call_begin(eng);
 		batch.n = 0;
 		net_engine_lock(eng);
 		/* The QP may have changed state since staging began: check again, locked. */
@@ -244,6 +245,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 				sefa_send_batch_flush(qp, &batch);
 		}
 		net_engine_unlock(eng);
+		net_engine_call_end(eng, 0);
 	}
 	qp->nstage = 0;
 	qp->session_err = 0;
