@@ -11,6 +11,7 @@ each; the difference between N2 and N1 round trips, divided by N2 - N1, is the c
 one round trip with set-up and tear-down cancelled out.
 """
 import glob
+import json
 import os
 import re
 import subprocess
@@ -25,6 +26,8 @@ GROUPS = ["softefa library", "libc", "application", "loader and other"]
 # path, the clock, locks and the allocator.
 COUNTED = ["recvmmsg", "recvfrom", "recv", "sendmmsg", "sendto", "clock_gettime",
            "pthread_mutex_lock", "malloc", "calloc", "free"]
+# The system calls that move datagrams, for the summary.
+DATA_CALLS = {"sendmmsg", "recvmmsg", "sendmsg", "recvmsg", "sendto", "recvfrom"}
 LINE = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)$")
 
 
@@ -222,6 +225,16 @@ def main():
             w.append(f"| `{fn}` | {v[0]:,.0f} | {v[1]:,.0f} |")
         w.append("")
     sys.stdout.write("\n".join(w) + "\n")
+    # The same figures for perf_report.py, which explains the latency target with them.
+    summary = {}
+    for (tool, role, _), f in zip(TOOLS, cols):
+        if f["ok"]:
+            summary[f"{tool} {role}"] = {
+                "instructions": f["app_thread"], "softefa": f["softefa library"],
+                "syscalls": sum(c for n, (c, _) in f["syscalls"].items() if n in DATA_CALLS)
+                            if f["strace"] else None}
+    with open(os.path.join(d, "cost.json"), "w") as f:
+        json.dump(summary, f)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@
  *       ib_write_lat does) and enters verbs only to reap its own write's completion
  *       once, without waiting for it: a passive target, served by the engine alone;
  *       --imm-lat writes with immediate data and waits for it in the CQ. Both sides
- *       take the same flag.
+ *       take the same flag; B is a multiple of 8.
  *
  * The client prints one line: count, p50, p99, p99.9, max (us), and, with --samples,
  * writes every round trip (us, in order) to FILE. The out-of-band exchange of SRD
@@ -255,13 +255,18 @@ static int srd_wait(struct srd *s, int want_send)
 	}
 }
 
+/* The last write of a ping-pong: no mix of two consecutive sequence numbers' bytes (a
+ * watched word seen half written) can read as it, for they stay below 2^32. */
+#define WRITE_END UINT64_MAX
+
 /* Writes `size` bytes of our region's second half, ending in seq, to the start of the
- * peer's region (with seq as immediate data for --imm-lat); wr_id is seq. */
+ * peer's region (with seq's low 32 bits as immediate data for --imm-lat); wr_id is
+ * seq, 0 for WRITE_END. */
 static void srd_post_write(struct srd *s, int imm, uint32_t size, uint64_t seq)
 {
 	memcpy(s->region + REGION / 2 + size - 8, &seq, 8);
 	ibv_wr_start(s->qx);
-	s->qx->wr_id = seq;
+	s->qx->wr_id = seq == WRITE_END ? 0 : seq;
 	s->qx->wr_flags = IBV_SEND_SIGNALED;
 	if (imm)
 		ibv_wr_rdma_write_imm(s->qx, s->remote_rkey, s->remote_addr, htonl((uint32_t)seq));
@@ -273,13 +278,12 @@ static void srd_post_write(struct srd *s, int imm, uint32_t size, uint64_t seq)
 		die("post write");
 }
 
-/* One poll: reaps what completed (re-posting receives). Returns the immediate data of
- * a write that arrived with one (+1), 0 when none did, -1 on an error completion;
- * *last is set when the write with wr_id `last` completed. */
-static int64_t srd_reap(struct srd *s, uint64_t *last)
+/* One poll: reaps what completed (re-posting receives). Returns -1 on an error
+ * completion, else 0; *imm is set to the sequence number a write with immediate data
+ * brought (WRITE_END for the last), *done when the write with wr_id `want` completed. */
+static int srd_reap(struct srd *s, uint64_t want, uint64_t *imm, int *done)
 {
 	struct ibv_wc wc[32];
-	int64_t got = 0;
 	int n = ibv_poll_cq(s->cq, 32, wc);
 
 	for (int i = 0; i < n; i++) {
@@ -289,77 +293,81 @@ static int64_t srd_reap(struct srd *s, uint64_t *last)
 			return -1;
 		}
 		if (wc[i].opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+			uint32_t v = ntohl(wc[i].imm_data);
+
 			srd_post_recv(s, (unsigned)wc[i].wr_id);
-			got = (int64_t)ntohl(wc[i].imm_data) + 1;
-		} else if (wc[i].wr_id == *last) {
-			*last = UINT64_MAX;
+			if (imm)
+				*imm = v == (uint32_t)WRITE_END ? WRITE_END : v;
+		} else if (done && wc[i].wr_id == want) {
+			*done = 1;
 		}
 	}
-	return got;
+	return 0;
 }
 
 /*
- * Waits for the peer's write of seq (or, from the client, of 0: it is done) and returns
- * which it was, or -1 on an error completion. Watching memory, it never enters verbs:
- * a passive target that only the engine serves, as ib_write_lat's. With immediate data
- * it polls the CQ for it.
+ * Waits for the peer's write of seq, or of WRITE_END, and sets *got to which it was;
+ * -1 on an error completion or when nothing came for 10 s. Watching memory, it never
+ * enters verbs: a passive target that only the engine serves, as ib_write_lat's. With
+ * immediate data it polls the CQ for it.
  */
-static int64_t srd_wait_write(struct srd *s, int imm, uint32_t size, uint64_t seq)
+static int srd_wait_write(struct srd *s, int imm, uint32_t size, uint64_t seq, uint64_t *got)
 {
 	volatile uint64_t *mine = (volatile uint64_t *)(s->region + size - 8);
-	uint64_t none = UINT64_MAX;
-	int64_t got;
+	uint64_t give_up = now_ns() + 10000000000ull;
 
-	if (!imm) {
-		while (*mine != seq && *mine != 0)
-			;
-		return (int64_t)*mine;
+	*got = 0;
+	for (unsigned i = 1;; i++) {
+		if (imm && srd_reap(s, 0, got, NULL) < 0)
+			return -1;
+		if (!imm)
+			*got = *mine; /* read once: it may change under us */
+		if (*got == seq || *got == WRITE_END)
+			return 0;
+		if (!(i & 0xffff) && now_ns() > give_up) {
+			fprintf(stderr, "rr: no write from the peer for 10 s\n");
+			return -1;
+		}
 	}
-	while ((got = srd_reap(s, &none)) == 0)
-		;
-	return got < 0 ? -1 : got - 1;
 }
 
 /*
  * The write ping-pong (--write-lat, --imm-lat). Each leg posts its write, polls once
  * (reaping earlier completions, as a caller of fi_cq_read does; a write's own
  * completion is never waited for) and waits for the peer's. The client times each
- * round trip and ends with seq 0; the server answers each write in kind and, after
- * the 0, waits for its last write to complete before it goes.
+ * round trip and ends with WRITE_END; the server answers each write in kind and,
+ * after WRITE_END, waits for its last write to complete before it goes.
  */
 static int srd_write_pingpong(struct srd *s, int server, int imm, uint32_t size, uint64_t *rtt,
                               uint64_t cap, uint64_t deadline, uint64_t *np)
 {
-	uint64_t n = 0, none = UINT64_MAX, last;
-	int64_t got;
+	uint64_t n = 0, got;
+	int done = 0;
 
 	for (uint64_t seq = 1;; seq++) {
 		uint64_t t0 = now_ns();
-		int end = !server && (n >= cap || t0 >= deadline);
+		uint64_t mine = !server && (n >= cap || t0 >= deadline) ? WRITE_END : seq;
 
 		if (server) {
-			got = srd_wait_write(s, imm, size, seq);
-			if (got < 0)
+			if (srd_wait_write(s, imm, size, seq, &got) < 0)
 				return -1;
-			srd_post_write(s, imm, size, (uint64_t)got);
-			if (got == 0) {
-				last = 0;
-				while (last == 0)
-					if (srd_reap(s, &last) < 0)
+			srd_post_write(s, imm, size, got);
+			if (got == WRITE_END) {
+				while (!done)
+					if (srd_reap(s, 0, NULL, &done) < 0)
 						return -1;
 				return 0;
 			}
-			if (!imm && srd_reap(s, &none) < 0)
+			if (!imm && srd_reap(s, 0, NULL, NULL) < 0)
 				return -1;
 			continue;
 		}
-		srd_post_write(s, imm, size, end ? 0 : seq);
-		if (!imm && srd_reap(s, &none) < 0)
+		srd_post_write(s, imm, size, mine);
+		if (!imm && srd_reap(s, 0, NULL, NULL) < 0)
 			return -1;
-		got = srd_wait_write(s, imm, size, end ? 0 : seq);
-		if (got < 0 || (uint64_t)got != (end ? 0 : seq))
+		if (srd_wait_write(s, imm, size, mine, &got) < 0 || got != mine)
 			return -1;
-		if (end)
+		if (mine == WRITE_END)
 			break;
 		rtt[n++] = now_ns() - t0;
 	}
@@ -559,7 +567,9 @@ int main(int argc, char **argv)
 	if (o.size == 0 || (!o.server && !o.host) || !o.depth || o.depth > 256 ||
 	    o.size > ((o.write_bw || o.read_bw || o.write_lat || o.imm_lat) ? REGION : MAX_SIZE) ||
 	    o.span > REGION || ((o.write_bw || o.read_bw || o.write_lat || o.imm_lat) && !o.srd) ||
-	    ((o.write_lat || o.imm_lat) && (o.size < 8 || o.size > REGION / 2)))
+	    ((o.write_lat || o.imm_lat) && (o.size < 8 || o.size % 8 || o.size > REGION / 2)) ||
+	    o.write_bw + o.read_bw + o.write_lat + o.imm_lat > 1 ||
+	    (o.count && o.count >= (uint32_t)WRITE_END))
 		goto usage;
 	return run(&o);
 usage:

@@ -28,6 +28,7 @@
 	X(recv_wrs, "receive work requests completed")                                          \
 	X(cq_grown, "times a completion queue grew past its size instead of losing an entry")   \
 	X(progress_wakeups, "progress thread wake-ups")                                         \
+	X(progress_rt_drops, "progress thread left real-time priority (a flood of datagrams)")  \
 	X(progress_rx_batches, "receive batches run by the progress thread")                    \
 	X(inline_rx_batches, "receive batches run inside application calls")                    \
 	X(srd_data_tx, "SRD data packets sent (first transmissions)")                           \

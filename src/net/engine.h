@@ -195,9 +195,10 @@ void net_engine_kick_tx(struct net_engine *e);
 void net_engine_flush_acks(struct net_engine *e);
 
 /*
- * The application just polled: the progress thread keeps off the sockets for a while.
- * Returns true when the caller should make progress itself: nobody has read the
- * sockets lately, or an SRD timer is due. *now: the clock reading it made.
+ * An application poll begins (a call, as net_engine_call_begin; its net_poll_result
+ * ends it). Returns true when the caller should make progress itself: no poll has
+ * read the socket lately, an SRD timer is due or sends are held. *now: the clock
+ * reading it made.
  */
 bool net_engine_note_poll(struct net_engine *e, uint64_t *now);
 /*
@@ -222,11 +223,14 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now);
  * sockets now rather than after its back-off (locked). */
 void net_engine_want_progress(struct net_engine *e);
 
-/* An application post begins (returns its clock reading) and ends (now: a reading
- * to use, or 0): any thread, no lock. The progress thread tells from the gaps between
- * calls whether the application is at its CQs (progress.c). */
+/* An application call (a poll or a post) begins (returns its clock reading) and
+ * ends (now: a reading to use, or 0): any thread, no lock. The progress thread tells
+ * from the gaps between calls whether the application is at its CQs (progress.c). A
+ * post ends with net_engine_post_end, which also reads the socket and runs due timers
+ * when no poll has lately (takes the lock: call it holding none of the engine's). */
 uint64_t net_engine_call_begin(struct net_engine *e);
 void net_engine_call_end(struct net_engine *e, uint64_t now);
+void net_engine_post_end(struct net_engine *e);
 
 /* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
 void net_engine_arm_count(struct net_engine *e, int delta);

@@ -134,7 +134,7 @@ struct net_ud {
 struct net_timer {
 	int fd;
 	uint64_t armed_at;   /* the armed deadline, UINT64_MAX when disarmed */
-	uint64_t park_until; /* set by the progress thread (net_timer_park); 0: not parked */
+	uint64_t park_until; /* set by progress.c (net_timer_park, locked); 0: not parked */
 };
 
 /* sched.c: SRD sends held back to leave in one burst, and the core's next deadline. */
@@ -183,6 +183,10 @@ struct net_progress {
 	_Atomic uint64_t spin_ns;
 	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS */
 	_Atomic int armed_cqs;   /* CQs armed for a channel (the thread reads it unlocked) */
+	/* The thread's own, no lock: SOFTEFA_PROGRESS_RT dropped for a flood, and the
+	 * rounds in a row it found work waiting. */
+	bool rt_dropped, rt_refused;
+	unsigned busy_rounds;
 };
 
 struct net_engine {
@@ -321,6 +325,9 @@ bool net_sched_timers(struct net_engine *e, uint64_t now);
 /* rx.c */
 int net_rx_init(struct net_engine *e, bool gro);
 void net_rx_fini(struct net_engine *e);
+/* Whether the datagram first in the receive socket looks like an RDMA write or read
+ * request (a peek, trusted for nothing but whom to wake). Needs no lock. */
+bool net_rx_head_is_target_work(struct net_engine *e);
 /* Reads and dispatches pending datagrams without blocking (locked); how many. */
 unsigned net_rx_read(struct net_engine *e);
 /*

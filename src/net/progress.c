@@ -8,19 +8,19 @@
  * (one-shot), an eventfd and a timerfd.
  *
  * Waking it is dear: on a 2-CPU virtual machine a wake-up from another CPU stalls the
- * woken CPU for 15-30 us, and the sendmsg that caused it as well; and on CPUs shared
- * by more ranks than cores a thread that serves while its rank waits for a CPU only
- * adds switches (measured: MPI Sendrecv and Allreduce with 4 ranks on 2 cores 2-3x
- * slower). So the thread keeps off the socket while the application is at its CQs
- * (app_at_cqs: its calls came back to back within the last NET_BUSY_NS, or it is
- * inside a poll), and serves everything else at once: an application that watches
- * memory for an RDMA write and polls only to reap its own sends (a passive target:
- * ib_write_lat, libfabric's efa-direct), one that computes, one that has not called
- * in for a while. Off the socket, the thread parks: the socket unarmed, the timers
- * left to the application's polls, a look again after a back-off of NET_PARK_MIN_NS
- * doubling to NET_PARK_MAX_NS while the application stays at its CQs. A timer that
- * falls due while it is not is served. While a CQ is armed (ibv_req_notify_cq) the
- * thread never parks. Both make progress by one net_engine_service round.
+ * woken CPU for 15-30 us, and the sendmsg that caused it as well. So the thread keeps
+ * off the socket while the application is at its CQs (app_at_cqs: its calls come
+ * back to back, or it is inside a poll) and reads the socket itself. And where more
+ * ranks than cores share the CPUs, a rank that was at its CQs within NET_BUSY_NS and
+ * is off the CPU now comes back to read what arrived; the thread serving it meanwhile
+ * only takes CPU from the ranks. Everything else is served at once: an RDMA write or
+ * read request (no application polls for those: its target may watch memory, as
+ * ib_write_lat and libfabric's efa-direct do), and any arrival for an application
+ * that computes or has not called in lately. Off the socket, the thread parks: the
+ * socket unarmed, the timers left to the application's polls, a look again after a
+ * back-off of NET_PARK_MIN_NS doubling to NET_PARK_MAX_NS, never past the moment the
+ * application stops counting as at its CQs. While a CQ is armed (ibv_req_notify_cq)
+ * the thread never parks. Both make progress by one net_engine_service round.
  */
 #include "engine_impl.h"
 
@@ -32,8 +32,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
@@ -46,10 +44,14 @@
 #define NET_YIELD_GAP_NS    10000ull   /* polls this far apart are not one busy wait */
 #define NET_SPIN_GAP_NS     5000ull    /* a call this soon after the last one ended... */
 #define NET_SPIN_CALLS      8u         /* ... this many times in a row... */
-#define NET_BUSY_NS         1000000ull /* ... this recently: the app is at its CQs */
+#define NET_SPIN_NOW_NS     50000ull   /* ... this recently: it is at its CQs now */
+#define NET_BUSY_NS         1000000ull /* ... or was, and comes back (off the CPU) */
+#define NET_POLL_LONG_NS    100000ull  /* a poll begun this long ago has surely ended */
+#define NET_POST_STALE_NS   1000000ull /* a post reads the socket if no poll has so long */
 #define NET_SLEPT_NS        3000ull    /* epoll_wait this long slept (else it found work) */
+#define NET_RT_BUSY_ROUNDS  4096u      /* rounds without a sleep: a flood, not RT work */
 #define NET_PARK_MIN_NS     50000ull
-#define NET_PARK_MAX_NS     2000000ull /* also bounds SRD timers of an app gone quiet */
+#define NET_PARK_MAX_NS     2000000ull /* parks in a row grow to this */
 
 enum { EV_WAKE = 1, EV_TIMER, EV_RX };
 
@@ -63,61 +65,96 @@ static void rx_arm(struct net_engine *e)
 		e->prog.rx_armed = true;
 }
 
-/*
- * Is the application at its CQs (lock-free, before taking the lock)? It is while its
- * calls come back to back: one began less than NET_SPIN_GAP_NS after the last one
- * ended, within the last NET_BUSY_NS. That holds for a poller spinning on an empty CQ,
- * a stream's receiver polling a CQ with entries and a stream's sender posting, each
- * of which reads the socket itself soon (an empty CQ reads it, one with entries every
- * NET_RX_STALE_NS). The test is the gap between calls, not their rate: a call's own
- * length varies (a post's sendmsg may take 20 us, stalled by a wake-up it causes). A
- * passive target calls in once or twice an iteration, to post its write and reap
- * completions, then watches memory: it is not at its CQs, nor is an application that
- * computes or was descheduled.
- */
-static bool app_at_cqs(struct net_engine *e, uint64_t at)
+/* t is at most `within` before at (lock-free readings: t may even be after it). */
+static bool recent(uint64_t t, uint64_t at, uint64_t within)
 {
-	uint64_t spin = atomic_load_explicit(&e->prog.spin_ns, memory_order_relaxed);
+	return t && ((int64_t)(at - t) < 0 || at - t < within);
+}
+
+/*
+ * Is the application at its CQs (lock-free, before taking the lock), as of `at`? It
+ * is inside a poll (maybe waiting for our lock: it reads the socket next), or its
+ * calls came back to back (NET_SPIN_CALLS times, each less than NET_SPIN_GAP_NS after
+ * the last ended) within `within`: a poller spinning on an empty CQ, a stream's
+ * receiver polling a CQ with entries, a stream's sender posting (a post that finds
+ * the socket unread for NET_RX_STALE_NS reads it too). The test is the gap between
+ * calls, not their rate: a call's own length varies (a post's sendmsg may take 20 us,
+ * stalled by a wake-up it causes). A passive target calls in once or twice an
+ * iteration, to post its write and reap completions, then watches memory.
+ */
+static bool app_at_cqs(struct net_engine *e, uint64_t at, uint64_t within)
+{
+	uint64_t poll = atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed);
 
 	if (atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed))
 		return false; /* it sleeps in a completion channel */
-	/* Inside a poll (maybe waiting for our lock), it reads the socket next. */
-	if (atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed) >
-	    atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed))
+	if (poll > atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed) &&
+	    recent(poll, at, NET_POLL_LONG_NS))
 		return true;
-	return spin >= at || at - spin < NET_BUSY_NS;
+	return recent(atomic_load_explicit(&e->prog.spin_ns, memory_order_relaxed), at, within);
 }
 
-/* The application reads the socket: off it, and back after the back-off. */
-static void park(struct net_engine *e, uint64_t now)
+/*
+ * Will the application read what woke us (lock-free)? Not if it is an RDMA write or
+ * read request: work no application polls for, whose target may be watching memory
+ * (a peek at the header, a hint only: nothing is believed from it). Otherwise, if the
+ * application has been at its CQs within NET_BUSY_NS: one that spun and is off the
+ * CPU now (more ranks than cores) comes back to read it, and a thread serving it
+ * meanwhile only takes CPU from the ranks (measured: MPI Sendrecv and Allreduce with
+ * 4 ranks on 2 cores 2-3x slower).
+ */
+static bool app_will_read(struct net_engine *e, uint64_t at)
+{
+	if (app_at_cqs(e, at, NET_SPIN_NOW_NS))
+		return true;
+	if (net_rx_head_is_target_work(e))
+		return false;
+	return app_at_cqs(e, at, NET_BUSY_NS);
+}
+
+/* The application reads the socket (off_socket) and runs the timers: leave them to it
+ * until the back-off passes, or it stops counting as at its CQs, whichever is sooner.
+ * Left the timers only, arrivals still wake us, each judged on its own. */
+static void park(struct net_engine *e, uint64_t now, bool off_socket)
 {
 	struct epoll_event ev = {.events = 0, .data.u32 = EV_RX};
+	uint64_t until = now + e->prog.park_backoff_ns;
+	uint64_t spin = atomic_load_explicit(&e->prog.spin_ns, memory_order_relaxed);
 
-	net_timer_park(&e->timer, now + e->prog.park_backoff_ns);
+	if (spin && (int64_t)(spin + NET_BUSY_NS - now) > 0 && spin + NET_BUSY_NS < until)
+		until = spin + NET_BUSY_NS;
+	net_timer_park(&e->timer, until);
 	e->prog.park_backoff_ns *= 2;
 	if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
 		e->prog.park_backoff_ns = NET_PARK_MAX_NS;
-	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+	if (off_socket && e->prog.rx_armed &&
+	    epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
 		e->prog.rx_armed = false;
 }
 
 /*
  * One look at the engine (locked), after a wake-up by an arrival (rx; reads: the
- * application is at its CQs and will read it) or a timer.
+ * application will read it) or a timer. Timers are the application's while it is, or
+ * lately was, at its CQs (its polls run them; a rank off the CPU runs them when it is
+ * back), the thread's otherwise.
  */
 static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t run_start)
 {
 	uint64_t now = sefa_now_ns(), due = net_sched_due(&e->sched);
+	bool armed = atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed);
 	bool serve;
 
 	if (rx) {
-		serve = !reads;
-		if (reads)
-			park(e, now);
-	} else if (app_at_cqs(e, run_start)) {
-		/* Its polls read the socket and run due timers: stay off both. */
+		/* A CQ armed since the verdict: its waiter sleeps, serve it. */
+		serve = !reads || armed;
+		if (!serve)
+			park(e, now, true);
+	} else if (app_at_cqs(e, run_start, NET_BUSY_NS)) {
+		/* Off the socket too: while a rank is off the CPU, a wake-up per arrival
+		 * only takes CPU from the ranks (measured: MPI with 4 ranks on 2 cores,
+		 * small PingPong 2.9x slower when arrivals woke us here). */
 		serve = false;
-		park(e, now);
+		park(e, now, true);
 	} else {
 		if (e->timer.park_until && e->timer.park_until <= now) {
 			/* The park is over: arrivals wake us again, and are judged then. */
@@ -138,49 +175,48 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 }
 
 /*
- * The thread runs for a few microseconds at a time, and must run when woken even if
- * every CPU is busy with spinning pollers, or a passive target's write waits for the
- * spinner's time slice (milliseconds). Linux 6.12 and later let a thread with a
- * shorter slice than the running one preempt it on wake-up; asking needs no privilege
- * (the policy stays SCHED_OTHER at its nice value). Older kernels refuse the field or
- * ignore it, and keep their own wake-up preemption. That still loses to a spinner now
- * and then (measured: a memory-watching ping-pong's p99 at 8 ms on 2 busy CPUs), so
- * SOFTEFA_PROGRESS_RT asks for SCHED_FIFO instead (p99 0.2 ms): opt-in, because a
- * flood of datagrams would then hold a CPU at real-time priority.
+ * SOFTEFA_PROGRESS_RT: the thread runs SCHED_FIFO, so that a wake-up is served at once
+ * even when every CPU runs a spinner (a passive target's write otherwise waits for
+ * the spinner's time slice now and then: measured, a memory-watching ping-pong's p99
+ * on 2 busy CPUs went from 8 ms to 1.1-1.7 ms). Opt-in: it is a privilege. (A shorter
+ * SCHED_OTHER slice, which needs none, was tried: it made MPI with 4 ranks on 2 cores
+ * 2-3x slower at small sizes, the threads preempting the ranks, and did not help
+ * the target.)
  */
 static _Atomic bool rt_refused_said; /* one warning a process, not one an engine */
 
-static void progress_priority(void)
+static bool progress_priority(bool rt_wanted)
 {
-	/* The kernel's struct sched_attr (sched_setattr(2)): glibc 2.36 has no wrapper,
-	 * and <linux/sched/types.h> clashes with <sched.h>. */
-	struct {
-		uint32_t size, sched_policy;
-		uint64_t sched_flags;
-		int32_t sched_nice;
-		uint32_t sched_priority;
-		uint64_t sched_runtime, sched_deadline, sched_period;
-	} a = {.size = sizeof(a),
-	       .sched_policy = SCHED_OTHER,
-	       .sched_runtime = 100000 /* ns: the kernel's least */};
-	struct sched_param rt = {.sched_priority = 1};
-	int err;
+	struct sched_param p = {.sched_priority = rt_wanted ? 1 : 0};
+	int err = pthread_setschedparam(pthread_self(), rt_wanted ? SCHED_FIFO : SCHED_OTHER, &p);
 
-	if (sefa_config_get()->progress_rt) {
-		err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
-		if (!err)
-			return;
-		if (!atomic_exchange(&rt_refused_said, true))
-			sefa_log(
-			    SEFA_LOG_WARN,
-			    "SOFTEFA_PROGRESS_RT: SCHED_FIFO refused (%s): needs CAP_SYS_NICE or "
-			    "an RLIMIT_RTPRIO of 1",
-			    strerror(err));
+	if (err && rt_wanted && !atomic_exchange(&rt_refused_said, true))
+		sefa_log(SEFA_LOG_WARN,
+		         "SOFTEFA_PROGRESS_RT: SCHED_FIFO refused (%s): needs CAP_SYS_NICE or an "
+		         "RLIMIT_RTPRIO of 1",
+		         strerror(err));
+	return rt_wanted && !err;
+}
+
+/*
+ * Anyone on the host may send us datagrams: a real-time thread that never sleeps
+ * (NET_RT_BUSY_ROUNDS rounds in a row found more work waiting) would hold a CPU above
+ * every ordinary process. It drops to the ordinary policy then, and asks again once it
+ * has slept. (Thread-private state: no lock.)
+ */
+static void rt_guard(struct net_engine *e, bool slept)
+{
+	if (!sefa_config_get()->progress_rt || e->prog.rt_refused)
+		return;
+	if (slept) {
+		e->prog.busy_rounds = 0;
+		if (e->prog.rt_dropped)
+			e->prog.rt_dropped = !progress_priority(true);
+	} else if (!e->prog.rt_dropped && ++e->prog.busy_rounds >= NET_RT_BUSY_ROUNDS) {
+		progress_priority(false);
+		e->prog.rt_dropped = true;
+		net_ctr(e)->progress_rt_drops++;
 	}
-	errno = 0;
-	a.sched_nice = (int32_t)getpriority(PRIO_PROCESS, 0);
-	if (errno == 0)
-		syscall(SYS_sched_setattr, 0, &a, 0);
 }
 
 /* What woke the thread (locked): drained, and the one-shot socket is unarmed now. */
@@ -208,11 +244,14 @@ static void *progress_main(void *arg)
 {
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
-	uint64_t now, mark, run_start = 0;
+	uint64_t now, mark, run_start = sefa_now_ns();
 	bool rx, reads;
 	int tmo = -1;
 
-	progress_priority();
+	if (sefa_config_get()->progress_rt) {
+		e->prog.rt_dropped = !progress_priority(true);
+		e->prog.rt_refused = e->prog.rt_dropped; /* refused: no asking again */
+	}
 	for (;;) {
 		/* Idle, the thread sleeps for good; only unpublished counters bound it. */
 		uint64_t before = sefa_now_ns();
@@ -234,7 +273,8 @@ static void *progress_main(void *arg)
 		 * arrival that came meanwhile must not make it look absent. */
 		if (after - before >= NET_SLEPT_NS)
 			run_start = after;
-		reads = rx && app_at_cqs(e, run_start);
+		rt_guard(e, after - before >= NET_SLEPT_NS);
+		reads = rx && app_will_read(e, run_start);
 		sefa_lock(&e->lock);
 		if (e->prog.stopping) {
 			sefa_unlock(&e->lock);
@@ -260,13 +300,15 @@ static void *progress_main(void *arg)
 uint64_t net_engine_call_begin(struct net_engine *e)
 {
 	uint64_t now = sefa_now_ns();
+	uint64_t end = atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed);
 	uint32_t streak = atomic_load_explicit(&e->prog.streak, memory_order_relaxed);
 
 	/* NET_SPIN_CALLS gaps in a row: a ping-pong's post, the poll that reaps after
 	 * it and the next post (when the answer came meanwhile) are no spin. Another
-	 * thread's call may have ended later than this one began: no verdict. */
-	if (now - atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed) <
-	    NET_SPIN_GAP_NS) {
+	 * thread's call ended after this one began: no verdict either way. */
+	if ((int64_t)(now - end) < 0)
+		return now;
+	if (now - end < NET_SPIN_GAP_NS) {
 		if (streak >= NET_SPIN_CALLS)
 			atomic_store_explicit(&e->prog.spin_ns, now, memory_order_relaxed);
 		else
@@ -279,8 +321,29 @@ uint64_t net_engine_call_begin(struct net_engine *e)
 
 void net_engine_call_end(struct net_engine *e, uint64_t now)
 {
-	atomic_store_explicit(&e->prog.call_end_ns, now ? now : sefa_now_ns(),
-	                      memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(&e->prog.call_end_ns, memory_order_relaxed);
+
+	if (!now)
+		now = sefa_now_ns();
+	/* Only forward: a thread preempted before its store must not move it back below
+	 * another thread's poll, which would then look as if it never ended. */
+	while ((int64_t)(now - end) > 0 &&
+	       !atomic_compare_exchange_weak_explicit(&e->prog.call_end_ns, &end, now,
+	                                              memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+void net_engine_post_end(struct net_engine *e)
+{
+	uint64_t now = sefa_now_ns();
+
+	net_engine_call_end(e, now);
+	/* An application that posts back to back keeps the thread off, and may poll only
+	 * when its queue fills: it reads the socket and runs due timers itself now and
+	 * then. Rarely: that round also sends what is held for a batch. */
+	if ((int64_t)(now - atomic_load_explicit(&e->prog.app_read_ns, memory_order_relaxed)) >
+	    (int64_t)NET_POST_STALE_NS)
+		net_engine_progress(e, now);
 }
 
 bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
@@ -291,8 +354,8 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
 	atomic_store_explicit(&e->prog.last_poll_ns, now, memory_order_relaxed);
 	/* The application's own reads count, not the thread's: one that polls a CQ with
 	 * entries still reads the socket now and then. */
-	return now - atomic_load_explicit(&e->prog.app_read_ns, memory_order_relaxed) >
-	           NET_RX_STALE_NS ||
+	return (int64_t)(now - atomic_load_explicit(&e->prog.app_read_ns, memory_order_relaxed)) >
+	           (int64_t)NET_RX_STALE_NS ||
 	       now >= atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed) ||
 	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
 }

@@ -74,6 +74,17 @@ static size_t gro_segment(const struct msghdr *mh, size_t len)
 	return seg;
 }
 
+bool net_rx_head_is_target_work(struct net_engine *e)
+{
+	uint8_t h[SRD_DATA_OPCODE_OFF + 1];
+	ssize_t n = recv(e->sock.fds[0], h, sizeof(h), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+
+	/* Nothing of e->rx is touched: this runs without the lock, beside readers. */
+	return n >= (ssize_t)sizeof(h) && (h[SRD_TYPE_OFF] & ~SRD_PKT_F_AUTH) == SRD_PKT_DATA &&
+	       (h[SRD_DATA_OPCODE_OFF] == SRD_OP_WRITE ||
+	        h[SRD_DATA_OPCODE_OFF] == SRD_OP_READ_REQ);
+}
+
 /* A whole UD message, to the endpoint it names. */
 static void rx_ud(struct net_engine *e, const struct srd_ud_hdr *h, const uint8_t *payload,
                   const struct sockaddr_in *from)

@@ -139,6 +139,6 @@ int sefa_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr, struct ibv_send_
 	sefa_send_batch_flush(qp, &batch);
 	net_engine_unlock(eng);
 	sefa_unlock(&qp->sq_lock);
-	net_engine_call_end(eng, 0);
+	net_engine_post_end(eng);
 	return err;
 }

@@ -221,6 +221,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 	struct sefa_qp *qp = to_sqp_ex(qpx);
 	struct net_engine *eng = qp->sh->eng;
 	int err = qp->session_err;
+	bool posted = false;
 
 	if (!err && qp->nstage) {
 		struct sefa_send_batch batch;
@@ -245,11 +246,13 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 				sefa_send_batch_flush(qp, &batch);
 		}
 		net_engine_unlock(eng);
-		net_engine_call_end(eng, 0);
+		posted = true;
 	}
 	qp->nstage = 0;
 	qp->session_err = 0;
 	sefa_unlock(&qp->sq_lock);
+	if (posted)
+		net_engine_post_end(eng);
 	return err;
 }
 

@@ -121,26 +121,33 @@ link_set 1 2 2 up || fail "link 2 between hosts 1 and 2 would not come back up"
 # Request/response, 8 KiB, SRD and kernel TCP over the same fabric (1% loss on link 1,
 # which SRD's paths cross; TCP takes link 0).
 link_loss 1 2 1 10 || fail "1% loss on link 1 of hosts 1 and 2: not installed"
-rr_run() { # SERVER_HOST CLIENT_HOST TRANSPORT PORT
-	ON_TIMEOUT=120 on "$1" "$SOFTEFA" run -- "$RR" server --"$3" --port "$4" \
-		>"$LOG/rr_$3.srv" 2>&1 &
+rr_run() { # SERVER_HOST CLIENT_HOST TRANSPORT PORT [MODE ARGS...] (both sides)
+	local srv=$1 cli=$2 tr=$3 port=$4
+	shift 4
+	ON_TIMEOUT=120 on "$srv" "$SOFTEFA" run -- "$RR" server --"$tr" --port "$port" "$@" \
+		>"$LOG/rr_$port.srv" 2>&1 &
 	local spid=$!
-	if ! wait_listen "$1" "$4"; then
-		fail "rr $3: server never listened"
+	if ! wait_listen "$srv" "$port"; then
+		fail "rr $tr $*: server never listened"
 		kill $spid 2>/dev/null
 		return
 	fi
-	if ON_TIMEOUT=120 on "$2" "$SOFTEFA" run -- "$RR" client --"$3" --port "$4" \
-		--host "$(host_addr "$1")" --count 3000 >"$LOG/rr_$3.cli" 2>&1; then
-		pass "request/response $(cat "$LOG/rr_$3.cli")"
+	if ON_TIMEOUT=120 on "$cli" "$SOFTEFA" run -- "$RR" client --"$tr" --port "$port" "$@" \
+		--host "$(host_addr "$srv")" --count 3000 >"$LOG/rr_$port.cli" 2>&1; then
+		pass "request/response $* $(cat "$LOG/rr_$port.cli")"
 	else
-		fail "rr $3: $(tail -3 "$LOG/rr_$3.cli")"
+		fail "rr $tr $*: $(tail -3 "$LOG/rr_$port.cli")"
 	fi
-	wait $spid
+	wait $spid || fail "rr $tr $*: the server failed: $(tail -3 "$LOG/rr_$port.srv")"
 }
 rr_run 1 2 srd 19309
 check_drops 1 2 1 "1% loss under SRD request/response"
 rr_run 1 2 tcp 19310
+# A passive RDMA target on both sides: each watches its memory for the other's 8 KiB
+# write and never waits in verbs, so only the engines serve the writes, their acks and
+# their retransmissions (same lossy link); every write's sequence number is checked.
+rr_run 1 2 srd 19311 --write-lat --size 8192
+check_drops 1 2 1 "1% loss under the passive RDMA-write ping-pong"
 
 # UD at full size over 1500-byte links (hosts 2 and 3, every link, loss off): messages
 # up to the device's size travel in pieces, as the paths' MTU says. perftest UD at every
