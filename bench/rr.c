@@ -256,7 +256,8 @@ static int srd_wait(struct srd *s, int want_send)
 }
 
 /* The last write of a ping-pong: no mix of two consecutive sequence numbers' bytes (a
- * watched word seen half written) can read as it, for they stay below 2^32. */
+ * watched word seen half written) can read as it, for they stay below 2^32. (A mix of
+ * it and the last number may read as the next one: one more round, then the end.) */
 #define WRITE_END UINT64_MAX
 
 /* Writes `size` bytes of our region's second half, ending in seq, to the start of the
@@ -324,7 +325,8 @@ static int srd_wait_write(struct srd *s, int imm, uint32_t size, uint64_t seq, u
 			*got = *mine; /* read once: it may change under us */
 		if (*got == seq || *got == WRITE_END)
 			return 0;
-		if (!(i & 0xffff) && now_ns() > give_up) {
+		/* A poll may yield the CPU for a slice: with immediate data, look each time. */
+		if ((imm || !(i & 0xffff)) && now_ns() > give_up) {
 			fprintf(stderr, "rr: no write from the peer for 10 s\n");
 			return -1;
 		}

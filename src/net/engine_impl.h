@@ -183,10 +183,10 @@ struct net_progress {
 	_Atomic uint64_t spin_ns;
 	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS */
 	_Atomic int armed_cqs;   /* CQs armed for a channel (the thread reads it unlocked) */
-	/* The thread's own, no lock: SOFTEFA_PROGRESS_RT dropped for a flood, and the
-	 * rounds in a row it found work waiting. */
+	/* The thread's own, no lock: SOFTEFA_PROGRESS_RT refused, or dropped for a
+	 * flood; the window it measures its waking share over, and its awake time in it. */
 	bool rt_dropped, rt_refused;
-	unsigned busy_rounds;
+	uint64_t rt_window_ns, rt_awake_ns;
 };
 
 struct net_engine {

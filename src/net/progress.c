@@ -37,19 +37,19 @@
 #include "../util/clock.h"
 #include "../util/log.h"
 
-#define NET_YIELD_AFTER_NS  20000ull   /* polls found nothing this long: yield once */
-#define NET_YIELD_MAX_NS    1000000ull /* ... growing to this while yields find nobody */
-#define NET_YIELD_RAN_NS    2000ull    /* a yield this long let another thread run */
-#define NET_YIELD_SHARED_NS 3000ull    /* ... and then the next comes this soon */
-#define NET_YIELD_GAP_NS    10000ull   /* polls this far apart are not one busy wait */
-#define NET_SPIN_GAP_NS     5000ull    /* a call this soon after the last one ended... */
-#define NET_SPIN_CALLS      8u         /* ... this many times in a row... */
-#define NET_SPIN_NOW_NS     50000ull   /* ... this recently: it is at its CQs now */
-#define NET_BUSY_NS         1000000ull /* ... or was, and comes back (off the CPU) */
-#define NET_POLL_LONG_NS    100000ull  /* a poll begun this long ago has surely ended */
-#define NET_POST_STALE_NS   1000000ull /* a post reads the socket if no poll has so long */
-#define NET_SLEPT_NS        3000ull    /* epoll_wait this long slept (else it found work) */
-#define NET_RT_BUSY_ROUNDS  4096u      /* rounds without a sleep: a flood, not RT work */
+#define NET_YIELD_AFTER_NS  20000ull    /* polls found nothing this long: yield once */
+#define NET_YIELD_MAX_NS    1000000ull  /* ... growing to this while yields find nobody */
+#define NET_YIELD_RAN_NS    2000ull     /* a yield this long let another thread run */
+#define NET_YIELD_SHARED_NS 3000ull     /* ... and then the next comes this soon */
+#define NET_YIELD_GAP_NS    10000ull    /* polls this far apart are not one busy wait */
+#define NET_SPIN_GAP_NS     5000ull     /* a call this soon after the last one ended... */
+#define NET_SPIN_CALLS      8u          /* ... this many times in a row... */
+#define NET_SPIN_NOW_NS     50000ull    /* ... this recently: it is at its CQs now */
+#define NET_BUSY_NS         1000000ull  /* ... or was, and comes back (off the CPU) */
+#define NET_POLL_LONG_NS    100000ull   /* a poll begun this long ago has surely ended */
+#define NET_POST_STALE_NS   1000000ull  /* a post reads the socket if no poll has so long */
+#define NET_SLEPT_NS        3000ull     /* epoll_wait this long slept (else it found work) */
+#define NET_RT_WINDOW_NS    10000000ull /* awake over half of this: a flood, not RT work */
 #define NET_PARK_MIN_NS     50000ull
 #define NET_PARK_MAX_NS     2000000ull /* parks in a row grow to this */
 
@@ -112,23 +112,29 @@ static bool app_will_read(struct net_engine *e, uint64_t at)
 	return app_at_cqs(e, at, NET_BUSY_NS);
 }
 
-/* The application reads the socket (off_socket) and runs the timers: leave them to it
- * until the back-off passes, or it stops counting as at its CQs, whichever is sooner.
- * Left the timers only, arrivals still wake us, each judged on its own. */
-static void park(struct net_engine *e, uint64_t now, bool off_socket)
+/*
+ * The application reads the socket and runs the timers: off both until the back-off
+ * passes, or the verdict that it is at its CQs would lapse (its last spin ages past
+ * NET_BUSY_NS, a poll it is inside past NET_POLL_LONG_NS), whichever is sooner.
+ */
+static void park(struct net_engine *e, uint64_t now)
 {
 	struct epoll_event ev = {.events = 0, .data.u32 = EV_RX};
-	uint64_t until = now + e->prog.park_backoff_ns;
 	uint64_t spin = atomic_load_explicit(&e->prog.spin_ns, memory_order_relaxed);
+	uint64_t poll = atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed);
+	uint64_t lapse = spin ? spin + NET_BUSY_NS : 0, until = now + e->prog.park_backoff_ns;
 
-	if (spin && (int64_t)(spin + NET_BUSY_NS - now) > 0 && spin + NET_BUSY_NS < until)
-		until = spin + NET_BUSY_NS;
+	if (poll && poll + NET_POLL_LONG_NS > lapse)
+		lapse = poll + NET_POLL_LONG_NS;
+	if (lapse < until)
+		until = lapse;
+	if (until < now + NET_PARK_MIN_NS)
+		until = now + NET_PARK_MIN_NS;
 	net_timer_park(&e->timer, until);
 	e->prog.park_backoff_ns *= 2;
 	if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
 		e->prog.park_backoff_ns = NET_PARK_MAX_NS;
-	if (off_socket && e->prog.rx_armed &&
-	    epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
 		e->prog.rx_armed = false;
 }
 
@@ -148,19 +154,18 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 		/* A CQ armed since the verdict: its waiter sleeps, serve it. */
 		serve = !reads || armed;
 		if (!serve)
-			park(e, now, true);
+			park(e, now);
 	} else if (app_at_cqs(e, run_start, NET_BUSY_NS)) {
 		/* Off the socket too: while a rank is off the CPU, a wake-up per arrival
 		 * only takes CPU from the ranks (measured: MPI with 4 ranks on 2 cores,
 		 * small PingPong 2.9x slower when arrivals woke us here). */
 		serve = false;
-		park(e, now, true);
+		park(e, now);
 	} else {
-		if (e->timer.park_until && e->timer.park_until <= now) {
-			/* The park is over: arrivals wake us again, and are judged then. */
-			net_timer_park(&e->timer, 0);
-			rx_arm(e);
-		}
+		/* Whatever the park said, the application is not at its CQs now:
+		 * arrivals wake us again, and are judged then. */
+		net_timer_park(&e->timer, 0);
+		rx_arm(e);
 		serve = due <= now;
 	}
 	if (serve) {
@@ -199,24 +204,29 @@ static bool progress_priority(bool rt_wanted)
 }
 
 /*
- * Anyone on the host may send us datagrams: a real-time thread that never sleeps
- * (NET_RT_BUSY_ROUNDS rounds in a row found more work waiting) would hold a CPU above
- * every ordinary process. It drops to the ordinary policy then, and asks again once it
- * has slept. (Thread-private state: no lock.)
+ * Anyone on the host may send us datagrams: a real-time thread kept awake by them
+ * would hold a CPU above every ordinary process. Over each NET_RT_WINDOW_NS, if the
+ * thread was awake more than half of it, it drops to the ordinary policy for the
+ * next window. (Thread-private state: no lock.)
  */
-static void rt_guard(struct net_engine *e, bool slept)
+static void rt_guard(struct net_engine *e, uint64_t awake_ns, uint64_t now)
 {
 	if (!sefa_config_get()->progress_rt || e->prog.rt_refused)
 		return;
-	if (slept) {
-		e->prog.busy_rounds = 0;
-		if (e->prog.rt_dropped)
-			e->prog.rt_dropped = !progress_priority(true);
-	} else if (!e->prog.rt_dropped && ++e->prog.busy_rounds >= NET_RT_BUSY_ROUNDS) {
-		progress_priority(false);
-		e->prog.rt_dropped = true;
-		net_ctr(e)->progress_rt_drops++;
+	e->prog.rt_awake_ns += awake_ns;
+	if (now - e->prog.rt_window_ns < NET_RT_WINDOW_NS)
+		return;
+	if (e->prog.rt_awake_ns > (now - e->prog.rt_window_ns) / 2) {
+		if (!e->prog.rt_dropped) {
+			progress_priority(false);
+			e->prog.rt_dropped = true;
+			net_ctr(e)->progress_rt_drops++;
+		}
+	} else if (e->prog.rt_dropped) {
+		e->prog.rt_dropped = !progress_priority(true);
 	}
+	e->prog.rt_window_ns = now;
+	e->prog.rt_awake_ns = 0;
 }
 
 /* What woke the thread (locked): drained, and the one-shot socket is unarmed now. */
@@ -244,7 +254,7 @@ static void *progress_main(void *arg)
 {
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
-	uint64_t now, mark, run_start = sefa_now_ns();
+	uint64_t now, mark, run_start = sefa_now_ns(), woke = run_start;
 	bool rx, reads;
 	int tmo = -1;
 
@@ -273,7 +283,8 @@ static void *progress_main(void *arg)
 		 * arrival that came meanwhile must not make it look absent. */
 		if (after - before >= NET_SLEPT_NS)
 			run_start = after;
-		rt_guard(e, after - before >= NET_SLEPT_NS);
+		rt_guard(e, before - woke, after);
+		woke = after;
 		reads = rx && app_will_read(e, run_start);
 		sefa_lock(&e->lock);
 		if (e->prog.stopping) {

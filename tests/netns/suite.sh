@@ -138,7 +138,10 @@ rr_run() { # SERVER_HOST CLIENT_HOST TRANSPORT PORT [MODE ARGS...] (both sides)
 	else
 		fail "rr $tr $*: $(tail -3 "$LOG/rr_$port.cli")"
 	fi
-	wait $spid || fail "rr $tr $*: the server failed: $(tail -3 "$LOG/rr_$port.srv")"
+	# (Not judged: the server's last answer may lose its one ack on the lossy link
+	# after the client is gone, and fail after the peer timeout; the client checked
+	# every answer.)
+	wait $spid
 }
 rr_run 1 2 srd 19309
 check_drops 1 2 1 "1% loss under SRD request/response"
