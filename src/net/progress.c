@@ -316,7 +316,9 @@ uint64_t net_engine_call_begin(struct net_engine *e)
 
 	/* NET_SPIN_CALLS gaps in a row: a ping-pong's post, the poll that reaps after
 	 * it and the next post (when the answer came meanwhile) are no spin. Another
-	 * thread's call ended after this one began: no verdict either way. */
+	 * thread's call ended after this one began: no verdict either way. (Threads
+	 * racing on these plain stores can lose a count or set spin_ns back: that only
+	 * errs towards the thread serving.) */
 	if ((int64_t)(now - end) < 0)
 		return now;
 	if (now - end < NET_SPIN_GAP_NS) {

@@ -76,13 +76,12 @@ static size_t gro_segment(const struct msghdr *mh, size_t len)
 
 bool net_rx_head_is_target_work(struct net_engine *e)
 {
-	uint8_t h[SRD_DATA_OPCODE_OFF + 1];
-	ssize_t n = recv(e->sock.fds[0], h, sizeof(h), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+	uint8_t h[SRD_DATA_HDR_LEN];
+	ssize_t n = recv(e->sock.fds[0], h, sizeof(h), MSG_PEEK | MSG_DONTWAIT);
+	int op = n > 0 ? srd_data_peek_opcode(h, (size_t)n) : -1;
 
 	/* Nothing of e->rx is touched: this runs without the lock, beside readers. */
-	return n >= (ssize_t)sizeof(h) && (h[SRD_TYPE_OFF] & ~SRD_PKT_F_AUTH) == SRD_PKT_DATA &&
-	       (h[SRD_DATA_OPCODE_OFF] == SRD_OP_WRITE ||
-	        h[SRD_DATA_OPCODE_OFF] == SRD_OP_READ_REQ);
+	return op == SRD_OP_WRITE || op == SRD_OP_READ_REQ;
 }
 
 /* A whole UD message, to the endpoint it names. */

@@ -29,11 +29,6 @@ enum srd_pkt_type {
  * decoders ignore it; the receiver checks the trailer first and strips it. */
 #define SRD_PKT_F_AUTH 0x80u
 
-/* Where a datagram's type byte lies, and a data packet's opcode (docs/wire.md): for a
- * peek that only chooses who reads the datagram. */
-#define SRD_TYPE_OFF        3u
-#define SRD_DATA_OPCODE_OFF 48u
-
 enum srd_ud_flags {
 	SRD_UD_F_IMM = 1u << 0, /* imm carries immediate data */
 };
