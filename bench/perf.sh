@@ -124,9 +124,9 @@ for ((r = 1; r <= REPS; r++)); do
 	run softefa_unpinned lat 64 placed unpinned lat_softefa 64
 	run softefa_onecpu lat 64 placed onecpu lat_softefa 64
 	for s in $PASSIVE_SIZES; do
-		run softefa_passive lat "$s" lat_softefa_rdma write "$s"
-		run softefa_imm lat "$s" lat_softefa_rdma imm "$s"
-		run softefa_passive_unpinned lat "$s" placed unpinned lat_softefa_rdma write "$s"
+		run softefa_passive rdma_lat "$s" lat_softefa_rdma write "$s"
+		run softefa_imm rdma_lat "$s" lat_softefa_rdma imm "$s"
+		run softefa_passive_unpinned rdma_lat "$s" placed unpinned lat_softefa_rdma write "$s"
 	done
 	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576

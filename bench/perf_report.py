@@ -249,7 +249,7 @@ def main():
                      (f"{bw:.1f}" if bw is not None else "-") + f" | {rel} |")
         w.append("")
 
-    psizes = sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "lat"})
+    psizes = sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "rdma_lat"})
     if psizes:
         w.append("## A passive RDMA target\n")
         w.append("rr's RDMA-write ping-pong, each side writing into the other's region, p50 "
@@ -265,8 +265,8 @@ def main():
                  "memory watched, unpinned |")
         w.append("|---|---|---|---|---|")
         for s in psizes:
-            pas, imm = get("softefa_passive", "lat", s), get("softefa_imm", "lat", s)
-            unp = get("softefa_passive_unpinned", "lat", s)
+            pas, imm = get("softefa_passive", "rdma_lat", s), get("softefa_imm", "rdma_lat", s)
+            unp = get("softefa_passive_unpinned", "rdma_lat", s)
             rel = f"{pas / imm:.2f}" if pas and imm else "-"
             w.append(f"| {s} | " + (f"{pas:.1f}" if pas is not None else "-") + " | " +
                      (f"{imm:.1f}" if imm is not None else "-") + f" | {rel} | " +
@@ -325,8 +325,8 @@ def main():
     t.append(("blocking latency close to raw UDP blocking (<= 1.5x, worst size)", worst,
               lambda x: x <= 1.5, None))
     worst = None
-    for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "lat"}):
-        x = ratio(get("softefa_passive", "lat", s), get("softefa_imm", "lat", s))
+    for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "rdma_lat"}):
+        x = ratio(get("softefa_passive", "rdma_lat", s), get("softefa_imm", "rdma_lat", s))
         if x is not None:
             worst = x if worst is None else max(worst, x)
     t.append(("passive RDMA-write target within 1.2x of write-with-immediate (worst size)",
@@ -436,13 +436,14 @@ def main():
 
     def explain_passive():
         worst_s, worst_v = None, None
-        for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "lat"}):
-            pas, imm = get("softefa_passive", "lat", s), get("softefa_imm", "lat", s)
+        for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "rdma_lat"}):
+            pas, imm = get("softefa_passive", "rdma_lat", s), get("softefa_imm", "rdma_lat", s)
             if pas and imm and (worst_v is None or pas / imm > worst_v):
                 worst_s, worst_v = s, pas / imm
         if worst_s is None:
             return "", []
-        pas, imm = get("softefa_passive", "lat", worst_s), get("softefa_imm", "lat", worst_s)
+        pas = get("softefa_passive", "rdma_lat", worst_s)
+        imm = get("softefa_imm", "rdma_lat", worst_s)
         return (f"At {worst_s} B the memory-watching round trip took {pas:.1f} us against "
                 f"{imm:.1f} polled from the CQ; only the progress thread serves it, and this "
                 "run does not time its wake-ups."), []
