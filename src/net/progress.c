@@ -76,8 +76,8 @@ static bool recent(uint64_t t, uint64_t at, uint64_t within)
  * is inside a poll (maybe waiting for our lock: it reads the socket next), or its
  * calls came back to back (NET_SPIN_CALLS times, each less than NET_SPIN_GAP_NS after
  * the last ended) within `within`: a poller spinning on an empty CQ, a stream's
- * receiver polling a CQ with entries, a stream's sender posting (a post that finds
- * the socket unread for NET_RX_STALE_NS reads it too). The test is the gap between
+ * receiver polling a CQ with entries, a stream's sender posting (a post reads the
+ * socket when no poll has for NET_POST_STALE_NS). The test is the gap between
  * calls, not their rate: a call's own length varies (a post's sendmsg may take 20 us,
  * stalled by a wake-up it causes). A passive target calls in once or twice an
  * iteration, to post its write and reap completions, then watches memory.
@@ -95,13 +95,13 @@ static bool app_at_cqs(struct net_engine *e, uint64_t at, uint64_t within)
 }
 
 /*
- * Will the application read what woke us (lock-free)? Not if it is an RDMA write or
- * read request: work no application polls for, whose target may be watching memory
- * (a peek at the header, a hint only: nothing is believed from it). Otherwise, if the
- * application has been at its CQs within NET_BUSY_NS: one that spun and is off the
- * CPU now (more ranks than cores) comes back to read it, and a thread serving it
- * meanwhile only takes CPU from the ranks (measured: MPI Sendrecv and Allreduce with
- * 4 ranks on 2 cores 2-3x slower).
+ * Will the application read what woke us (lock-free)? Yes while it is at its CQs.
+ * Otherwise not if it is an RDMA write or read request: work no application polls
+ * for, whose target may be watching memory (a peek at the header, a hint only:
+ * nothing is believed from it). Else yes if the application has been at its CQs
+ * within NET_BUSY_NS: one that spun and is off the CPU now (more ranks than cores)
+ * comes back to read it, and a thread serving it meanwhile only takes CPU from the
+ * ranks (measured: MPI Sendrecv and Allreduce with 4 ranks on 2 cores 2-3x slower).
  */
 static bool app_will_read(struct net_engine *e, uint64_t at)
 {
