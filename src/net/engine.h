@@ -211,11 +211,11 @@ bool net_engine_progress(struct net_engine *e, uint64_t now);
 /*
  * What a poll found (any thread, no lock; now: its note_poll reading), and that it
  * ended: the engine tells from the gaps between calls whether the application is at
- * its CQs (progress.c). A thread whose
- * polls have found nothing for a while gives its CPU away (sched_yield), and again
- * each time the interval passes: with more runnable threads than CPUs, the one it
- * waits for (its peer, or the process it shares a CPU with) may be waiting for that
- * CPU. Alone on it, the yield returns at once and the interval grows.
+ * its CQs (progress.c). A thread whose polls have found nothing for a while gives its
+ * CPU away (sched_yield), and again each time the interval passes: with more runnable
+ * threads than CPUs, the one it waits for (its peer, or the process it shares a CPU
+ * with) may be waiting for that CPU. Alone on it, the yield returns at once and the
+ * interval grows.
  */
 void net_poll_result(struct net_engine *e, bool found, uint64_t now);
 
