@@ -147,6 +147,13 @@ struct net_sched {
 };
 
 /* rx.c: the receive batch and the in-place receive. */
+/* Room for a received datagram's control messages: its GRO segment size and its
+ * kernel receive timestamp. */
+union net_rx_ctrl {
+	struct cmsghdr align;
+	uint8_t buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
+};
+
 struct net_rx {
 	bool gro;      /* the receive socket may hand us coalesced datagrams */
 	uint32_t slot; /* bytes per receive slot */
@@ -154,11 +161,10 @@ struct net_rx {
 	struct mmsghdr msgs[NET_RX_BATCH];
 	struct iovec iov[NET_RX_BATCH];
 	struct sockaddr_in addr[NET_RX_BATCH];
-	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(int))];
-	} ctrl[NET_RX_BATCH];
+	union net_rx_ctrl ctrl[NET_RX_BATCH];
 	uint64_t now;     /* when the batch being dispatched was read (service.c reads it) */
+	uint64_t arrived; /* when the datagram being dispatched came to the host, or 0 */
+	bool stamps;      /* the kernel stamps each datagram with its arrival (SO_TIMESTAMPNS) */
 	unsigned vlen;    /* datagrams the next recvmmsg asks for */
 	bool direct;      /* the last datagram was a large RDMA one: peek at the next */
 	bool auth_warned; /* a datagram's authentication disagreed with ours: said once */
@@ -333,11 +339,12 @@ unsigned net_rx_read(struct net_engine *e);
 /*
  * One received buffer of len bytes from `from`, read at now (locked): a datagram, or
  * with GRO (0 < seg < len) several of one sender, all seg bytes but the last, each
- * dispatched on its own by type. The receive loop's, and the way in for datagrams that
- * come from no socket (tests/fuzz/fuzz_engine.c).
+ * dispatched on its own by type. arrived: when the kernel received it (<= now), or 0.
+ * The receive loop's, and the way in for datagrams that come from no socket
+ * (tests/fuzz/fuzz_engine.c).
  */
 void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t seg,
-                   const struct sockaddr_in *from, uint64_t now);
+                   const struct sockaddr_in *from, uint64_t now, uint64_t arrived);
 
 /* service.c: one round of progress at now (locked): reads the socket, pumps what that
  * answered, runs due SRD timers and held sends. What happened, as NET_SERVED_* bits. */

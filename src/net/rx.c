@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../util/clock.h"
 #include "../util/log.h"
@@ -29,6 +30,10 @@ int net_rx_init(struct net_engine *e, bool gro)
 	struct net_rx *r = &e->rx;
 
 	r->gro = gro;
+	/* The kernel's receive time of each datagram: what waited here is the host's
+	 * delay, not the network's (the SRD core tells senders; docs/srd.md). */
+	r->stamps =
+	    setsockopt(e->sock.fds[0], SOL_SOCKET, SO_TIMESTAMPNS, &(int){1}, sizeof(int)) == 0;
 	r->slot = gro ? NET_GRO_SLOT : e->sock.max_datagram + SRD_AUTH_TRAILER_LEN;
 	r->buf = malloc((size_t)NET_RX_BATCH * r->slot);
 	if (!r->buf)
@@ -55,23 +60,54 @@ void net_rx_fini(struct net_engine *e)
 	e->rx.buf = NULL;
 }
 
-/* The segment size of a received len-byte buffer, from its UDP_GRO control message:
- * len unless GRO coalesced it. */
-static size_t gro_segment(const struct msghdr *mh, size_t len)
+/* What a received buffer's control messages say: its segment size (len unless GRO
+ * coalesced it) and the kernel's receive time (CLOCK_REALTIME; 0 when not said). */
+struct rx_cmsgs {
+	size_t seg;
+	uint64_t stamp_ns;
+};
+
+static struct rx_cmsgs rx_cmsgs(const struct msghdr *mh, size_t len)
 {
-	size_t seg = len;
+	struct rx_cmsgs r = {len, 0};
 
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm;
 	     cm = CMSG_NXTHDR((struct msghdr *)mh, cm)) {
-		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO &&
+		    cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
 			int v;
 
 			memcpy(&v, CMSG_DATA(cm), sizeof(v));
 			if (v > 0 && (size_t)v < len)
-				seg = (size_t)v;
+				r.seg = (size_t)v;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS &&
+		           cm->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			r.stamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		}
 	}
-	return seg;
+	return r;
+}
+
+/* The wall clock now, for arrival(). */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A kernel timestamp (wall clock) as a moment on the engine's monotonic clock: as long
+ * before now as it is before wall (both read together). 0 when unknown or after now
+ * (the wall clock was set back meanwhile). */
+static uint64_t arrival(uint64_t stamp, uint64_t now, uint64_t wall)
+{
+	if (!stamp || stamp > wall || wall - stamp >= now)
+		return 0;
+	return now - (wall - stamp);
 }
 
 bool net_rx_head_is_target_work(struct net_engine *e)
@@ -203,7 +239,7 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	case SRD_PKT_DATA:
 	case SRD_PKT_ACK:
 		a = net_srd_addr(from);
-		err = srd_read_pkt(e->srd, e->rx.now, &a, pkt, len);
+		err = srd_read_pkt(e->srd, e->rx.now, e->rx.arrived, &a, pkt, len);
 		if (!err)
 			return;
 		break;
@@ -229,9 +265,10 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 /* One received buffer (engine_impl.h): what the socket read hands over, datagram by
  * datagram. */
 void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t seg,
-                   const struct sockaddr_in *from, uint64_t now)
+                   const struct sockaddr_in *from, uint64_t now, uint64_t arrived)
 {
 	e->rx.now = now;
+	e->rx.arrived = arrived;
 	if (seg == 0 || seg >= len) {
 		int op = srd_data_peek_opcode(buf, len);
 
@@ -261,10 +298,7 @@ void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t 
  */
 static ssize_t direct_peek(struct net_engine *e, struct srd_data_hdr *h, struct sockaddr_in *from)
 {
-	union {
-		struct cmsghdr align;
-		uint8_t buf[CMSG_SPACE(sizeof(int))];
-	} ctrl;
+	union net_rx_ctrl ctrl;
 	struct iovec iov = {e->rx.hdr, sizeof(e->rx.hdr)};
 	struct msghdr mh = {.msg_name = from,
 	                    .msg_namelen = sizeof(*from),
@@ -278,7 +312,7 @@ static ssize_t direct_peek(struct net_engine *e, struct srd_data_hdr *h, struct 
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
 	if ((size_t)n < NET_DIRECT_MIN || (size_t)n > e->rx.slot ||
-	    mh.msg_namelen != sizeof(*from) || gro_segment(&mh, (size_t)n) != (size_t)n ||
+	    mh.msg_namelen != sizeof(*from) || rx_cmsgs(&mh, (size_t)n).seg != (size_t)n ||
 	    srd_data_decode_hdr(e->rx.hdr, sizeof(e->rx.hdr), (size_t)n, h) ||
 	    (h->opcode != SRD_OP_WRITE && h->opcode != SRD_OP_READ_RESP))
 		return 0;
@@ -294,7 +328,12 @@ static int rx_direct(struct net_engine *e)
 	uint8_t peeked[SRD_DATA_MAX_HDR];
 	struct srd_data_hdr h;
 	struct iovec iov[2];
-	struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = iov};
+	union net_rx_ctrl ctrl;
+	struct msghdr mh = {.msg_name = &from,
+	                    .msg_namelen = sizeof(from),
+	                    .msg_iov = iov,
+	                    .msg_control = ctrl.buf,
+	                    .msg_controllen = sizeof(ctrl.buf)};
 	struct srd_addr a;
 	ssize_t n = direct_peek(e, &h, &peeked_from), got;
 	uint8_t *dst;
@@ -317,6 +356,7 @@ static int rx_direct(struct net_engine *e)
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return -1;
 	e->rx.now = sefa_now_ns();
+	e->rx.arrived = arrival(rx_cmsgs(&mh, (size_t)got).stamp_ns, e->rx.now, wall_ns());
 	c->rx_pkts++;
 	if (got != n || memcmp(peeked, e->rx.hdr, hl) ||
 	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
@@ -329,7 +369,8 @@ static int rx_direct(struct net_engine *e)
 	c->rx_bytes += (uint64_t)got;
 	c->rx_direct++;
 	a = net_srd_addr(&from);
-	err = srd_read_pkt_split(e->srd, e->rx.now, &a, e->rx.hdr, hl, dst, h.payload_len);
+	err = srd_read_pkt_split(e->srd, e->rx.now, e->rx.arrived, &a, e->rx.hdr, hl, dst,
+	                         h.payload_len);
 	if (err)
 		count_drop(c, err);
 	return 1;
@@ -339,6 +380,7 @@ static int rx_direct(struct net_engine *e)
 static unsigned rx_batches(struct net_engine *e)
 {
 	unsigned total = 0;
+	uint64_t wall;
 
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
@@ -352,9 +394,11 @@ static unsigned rx_batches(struct net_engine *e)
 		e->rx.vlen = n > 0 ? NET_RX_BATCH : 1;
 		if (n <= 0)
 			break;             /* EINTR too: the caller polls again */
-		e->rx.now = sefa_now_ns(); /* when these arrived, for the SRD core */
+		e->rx.now = sefa_now_ns(); /* when these were read, for the SRD core */
+		wall = e->rx.stamps ? wall_ns() : 0;
 		for (int i = 0; i < n; i++) {
 			struct mmsghdr *m = &e->rx.msgs[i];
+			struct rx_cmsgs cm;
 
 			/* A datagram larger than any valid packet arrives truncated: drop it. */
 			if (m->msg_hdr.msg_flags & MSG_TRUNC ||
@@ -363,9 +407,9 @@ static unsigned rx_batches(struct net_engine *e)
 				net_ctr(e)->rx_malformed++;
 				continue;
 			}
-			net_rx_buffer(e, e->rx.iov[i].iov_base, m->msg_len,
-			              gro_segment(&m->msg_hdr, m->msg_len), &e->rx.addr[i],
-			              e->rx.now);
+			cm = rx_cmsgs(&m->msg_hdr, m->msg_len);
+			net_rx_buffer(e, e->rx.iov[i].iov_base, m->msg_len, cm.seg, &e->rx.addr[i],
+			              e->rx.now, arrival(cm.stamp_ns, e->rx.now, wall));
 		}
 		/* recvmmsg wrote these back: make them ready for the next call. */
 		for (int i = 0; i < n; i++) {

@@ -610,7 +610,7 @@ void sim_host_receive(struct sim *s, struct sim_host *h, struct sim_pkt *pk)
 		sim_trace(s, "drop auth h%d pkt%llu err %d", h->idx, (unsigned long long)pk->id,
 		          len);
 	} else {
-		srd_read_pkt(h->ep, s->now, &from, pk->bytes, (size_t)len);
+		srd_read_pkt(h->ep, s->now, pk->arrived_ns, &from, pk->bytes, (size_t)len);
 	}
 	sim_host_pump(s, h);
 	sim_pkt_free(s, pk);

@@ -54,8 +54,9 @@ struct sim_pkt {
 	uint64_t id; /* host-sent order, world-wide */
 	uint32_t src_ip, dst_ip;
 	uint16_t sport, dport;
-	uint64_t sent_ns; /* when its host sent it */
-	uint64_t hold_ns; /* a filter's extra delay, taken by the first channel */
+	uint64_t sent_ns;    /* when its host sent it */
+	uint64_t hold_ns;    /* a filter's extra delay, taken by the first channel */
+	uint64_t arrived_ns; /* reached its host (which may be off the CPU), or 0 */
 	uint32_t len;
 	uint32_t cap;   /* bytes the buffer holds */
 	bool corrupted; /* a bit flipped on a wire: the receiver's UDP checksum drops it */

@@ -624,6 +624,12 @@ static void dispatch(struct sim *s, const struct sim_event *e)
 	int h = stalled_host(s, e);
 
 	if (h >= 0) {
+		/* A datagram at a host off the CPU waits in its socket, stamped on arrival
+		 * as the kernel does: the host's delay, which the core reports. */
+		struct sim_pkt *pk = e->type == EV_ARRIVE ? e->p : NULL;
+
+		if (pk && !pk->arrived_ns)
+			pk->arrived_ns = s->now;
 		/* Later than everything already waiting for the same moment: order kept. */
 		sim_schedule(s, s->hosts[h].stalled_until, e->type, e->a, e->b, e->g, e->p);
 		return;

@@ -24,7 +24,16 @@ void srd_flush_acks(struct srd_ep *ep)
 			}
 }
 
-void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
+/* How long echo_psn's packet has waited in this host by now, in the wire's units. */
+static uint32_t host_delay(const struct srd_rx *rx, uint64_t now)
+{
+	uint64_t d =
+	    now > rx->echo_arrived_ns ? (now - rx->echo_arrived_ns) >> SRD_HOST_DELAY_SHIFT : 0;
+
+	return d < SRD_HOST_DELAY_MAX ? (uint32_t)d : SRD_HOST_DELAY_MAX;
+}
+
+void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
 
@@ -34,9 +43,10 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h)
 	    rx->hello_pending || rx->dup_pending || !rx->peer_epoch ||
 	    rx->peer_epoch != p->tx.peer_epoch)
 		return;
-	h->flags |= SRD_DATA_F_ACK;
+	h->flags |= SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST;
 	h->ack_cum = rx->cum;
 	h->ack_echo = rx->echo_psn;
+	h->ack_host = host_delay(rx, now);
 	rx->ack_pending = false;
 	rx->unacked = 0;
 	p->ep->stats.ack_piggybacked++;
@@ -109,7 +119,7 @@ static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 }
 
 /* A plain ack's contents; returns whether it must go again at once (a lost ack). */
-static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a)
+static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
 	bool second = rx->ack_twice;
@@ -117,10 +127,14 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a)
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
+	/* The echoed packet's wait here: the sender's round trip less it is the fabric's.
+	 * (A duplicate's report below names another packet, and gives no sample.) */
+	a->flags = SRD_ACK_F_HOST;
+	a->host_delay = host_delay(rx, now);
 	if (rx->dup_pending && !second) {
-		/* The second copy says it, on the proven path; the first is a plain ack, which
-		 * an engine that knows no DUP bit takes (it drops the second as malformed). */
-		a->flags |= SRD_ACK_F_DUP;
+		/* The second copy says it, on the proven path; the first is a plain ack. */
+		a->flags = SRD_ACK_F_DUP;
+		a->host_delay = 0;
 		a->echo_psn = rx->dup_psn;
 		a->dup_path = rx->dup_path;
 		a->dup_age = rx->dup_age;
@@ -159,7 +173,7 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		a.echo_psn = rx->hello_echo;
 		rx->hello_pending = false;
 	} else {
-		second = build_ack(p, &a);
+		second = build_ack(p, &a, now);
 		/* A duplicate of what it covers, much later, means it was lost. */
 		rx->acks[rx->nacks++ % SRD_ACK_HISTORY] = (struct srd_ack_sent){a.cum, now};
 		rx->dup_blamed = false;

@@ -27,8 +27,11 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->cc = SRD_CC_DELAY;
 	cfg->init_cwnd = 64;
 	cfg->cc_target_ns = 200000ull; /* 200 us above the base RTT */
-	cfg->ack_delay_ns = 20000ull;  /* 20 us: a reply usually comes sooner */
-	cfg->ack_hold_ns = 200000ull;  /* ...if we sent the peer data within 200 us */
+	/* 5 ms in the hosts: a queue that deep is most of a socket buffer at 10 Gbit/s, and
+	 * more than a busy 2-core host keeps a process waiting for its CPU (docs/srd.md). */
+	cfg->cc_host_target_ns = 5000000ull;
+	cfg->ack_delay_ns = 20000ull; /* 20 us: a reply usually comes sooner */
+	cfg->ack_hold_ns = 200000ull; /* ...if we sent the peer data within 200 us */
 }
 
 uint32_t srd_ep_epoch(const struct srd_ep *ep)
@@ -339,6 +342,10 @@ static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *fro
 		ack.dst_epoch = h->dst_epoch;
 		ack.cum = h->ack_cum;
 		ack.echo_psn = h->ack_echo;
+		if (h->flags & SRD_DATA_F_ACK_HOST) {
+			ack.flags = SRD_ACK_F_HOST;
+			ack.host_delay = h->ack_host;
+		}
 		srd_tx_on_ack(p, &ack, now);
 	}
 	srd_rx_on_data(p, h, payload, now);
@@ -349,13 +356,20 @@ static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *fro
 	return 0;
 }
 
-int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
-                       const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
-                       size_t payload_len)
+/* When the datagram being read came to the host: never after it is processed. */
+static void note_arrival(struct srd_ep *ep, uint64_t now, uint64_t arrived)
+{
+	ep->in_arrived_ns = arrived && arrived < now ? arrived : now;
+}
+
+int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, uint64_t arrived,
+                       const struct srd_addr *from, const uint8_t *hdr, size_t hdr_len,
+                       const uint8_t *payload, size_t payload_len)
 {
 	struct srd_data_hdr h;
 	int err = srd_data_decode_hdr(hdr, hdr_len, hdr_len + payload_len, &h);
 
+	note_arrival(ep, now, arrived);
 	if (err)
 		return err;
 	if (hdr_len != srd_data_hdr_len(h.opcode))
@@ -363,14 +377,15 @@ int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *f
 	return read_data(ep, now, from, &h, payload);
 }
 
-int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
-                 size_t len)
+int srd_read_pkt(struct srd_ep *ep, uint64_t now, uint64_t arrived, const struct srd_addr *from,
+                 const uint8_t *pkt, size_t len)
 {
 	int type = srd_wire_peek_type(pkt, len);
 	struct srd_addr a = *from;
 	struct srd_peer *p;
 	int err;
 
+	note_arrival(ep, now, arrived);
 	if (type == SRD_PKT_DATA) {
 		struct srd_data_hdr h;
 		const uint8_t *payload;
@@ -435,6 +450,8 @@ void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 	info->inflight = p->tx.inflight;
 	info->srtt_ns = p->tx.rtt.srtt_ns;
 	info->min_rtt_ns = p->tx.rtt.min_ns;
+	info->fabric_srtt_ns = p->tx.fabric.srtt_ns;
+	info->host_max_ns = srd_tx_host_max(&p->tx);
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		info->path_tx[i] = p->tx.paths[i].tx;
 		info->path_up[i] = p->tx.paths[i].down_until_ns == 0;

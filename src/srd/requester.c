@@ -64,7 +64,7 @@ void srd_tx_init(struct srd_peer *p)
 	list_init(&tx->rnrq);
 	tx->next_psn = tx->una = srd_secret32(ep, "psn");
 	tx->next_msn = srd_secret32(ep, "msn");
-	srd_cc_init(&tx->cc, &ep->cfg, &tx->rtt);
+	srd_cc_init(&tx->cc, &ep->cfg, &tx->rtt, &tx->fabric);
 	srd_paths_init(p);
 }
 
@@ -196,12 +196,22 @@ struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t 
 
 /* ---- timers ---------------------------------------------------------------------- */
 
+/*
+ * The timer: the round trip and its variation (RFC 6298), and never less than the
+ * fabric's round trip and variation plus half as long again as the longest time the
+ * hosts took lately (as undo.c's floor, for stalls a little longer than the last), so
+ * a peer that was off the CPU that long before does not time out when it is again.
+ */
 static uint64_t rto_base(const struct srd_peer *p)
 {
 	const struct srd_config *c = &p->ep->cfg;
-	uint64_t rto =
-	    p->tx.rtt.srtt_ns ? p->tx.rtt.srtt_ns + 4 * p->tx.rtt.rttvar_ns : c->rto_init_ns;
+	const struct srd_tx *tx = &p->tx;
+	uint64_t rto = tx->rtt.srtt_ns ? tx->rtt.srtt_ns + 4 * tx->rtt.rttvar_ns : c->rto_init_ns;
+	uint64_t host = srd_tx_host_max(tx);
+	uint64_t hosts = tx->fabric.srtt_ns + 4 * tx->fabric.rttvar_ns + host + host / 2;
 
+	if (tx->fabric.srtt_ns && rto < hosts)
+		rto = hosts;
 	if (rto < c->rto_min_ns)
 		rto = c->rto_min_ns;
 	if (rto < srd_undo_rto_floor(p))
@@ -584,7 +594,7 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 
 	launch(p, s, now);
 	slot_header(p, s, &h);
-	srd_rx_piggyback(p, &h);
+	srd_rx_piggyback(p, &h, now);
 	out->hdr_len = (uint32_t)srd_data_encode(out->hdr, &h);
 	out->path = s->path;
 	out->cookie = s->msg->cookie;
@@ -638,11 +648,24 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 
 /* ---- acknowledgements ------------------------------------------------------------------- */
 
-static void rtt_sample(struct srd_peer *p, uint64_t rtt)
+#define SRD_HOST_SPAN_NS (1000ull * 1000000ull) /* 1 s */
+
+/* A round trip of rtt ns, of which host ns in the hosts. */
+static void rtt_sample(struct srd_peer *p, uint64_t rtt, uint64_t host, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 
 	srd_rtt_update(&tx->rtt, rtt);
+	srd_rtt_update(&tx->fabric, rtt - host);
+	/* The windowed maximum: a span's worth is kept whole, then the one before it. */
+	if (now - tx->host_span_ns >= SRD_HOST_SPAN_NS) {
+		tx->host_max_ns[1] =
+		    now - tx->host_span_ns < 2 * SRD_HOST_SPAN_NS ? tx->host_max_ns[0] : 0;
+		tx->host_max_ns[0] = 0;
+		tx->host_span_ns = now;
+	}
+	if (host > tx->host_max_ns[0])
+		tx->host_max_ns[0] = host;
 	tx->rto_backoff = 0; /* a valid sample: the timer is the estimate's again */
 }
 
@@ -795,22 +818,38 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	return true;
 }
 
-/* An RTT sample from the newest packet the receiver saw, if it was sent only once;
- * 0 when there is none. */
-static uint64_t echo_sample(struct srd_peer *p, uint32_t echo_psn, uint64_t now)
+/* An ack's round trip: the fabric's part, and the hosts' (both 0: no sample). */
+struct rtt_split {
+	uint64_t fabric, host;
+};
+
+/*
+ * An RTT sample from the newest packet the receiver saw, if it was sent only once. The
+ * time in the hosts is the receiver's report (its packet's wait, from the kernel's
+ * timestamp to the ack) and the ack's own wait here (its timestamp to now); what is
+ * left is the fabric's, at least 1 ns (the report is rounded down).
+ */
+static struct rtt_split echo_sample(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
+	struct rtt_split d = {0, 0};
 	struct srd_slot *s;
 	uint64_t rtt;
 
-	if (!psn_live(&p->tx, echo_psn))
-		return 0;
-	s = slot_of(p, echo_psn);
+	if (!psn_live(&p->tx, a->echo_psn))
+		return d;
+	s = slot_of(p, a->echo_psn);
 	if (s->state != PKT_INFLIGHT || s->tx_count != 1)
-		return 0;
+		return d;
 	rtt = now > s->sent_ns ? now - s->sent_ns : 1;
-	rtt_sample(p, rtt);
+	d.host = now - p->ep->in_arrived_ns;
+	if (a->flags & SRD_ACK_F_HOST)
+		d.host += (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT;
+	if (d.host >= rtt)
+		d.host = rtt - 1;
+	d.fabric = rtt - d.host;
+	rtt_sample(p, rtt, d.host, now);
 	srd_path_on_ack(p, s->path, rtt, now);
-	return rtt;
+	return d;
 }
 
 /* Everything below cum, then each SACK run; returns how many packets that named. */
@@ -936,7 +975,8 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	struct srd_tx *tx = &p->tx;
 	struct acked_paths ap;
 	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
-	uint64_t rtt, late, first_sent = 0;
+	struct rtt_split rtt;
+	uint64_t late, first_sent = 0;
 	bool refused = false, proven;
 
 	if (!ack_current(p, a, now))
@@ -946,7 +986,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 		return;
 	}
 	srd_tx_learn_epoch(p, a->src_epoch);
-	rtt = echo_sample(p, a->echo_psn, now);
+	rtt = echo_sample(p, a, now);
 	proven = dup_proves(p, a, &first_sent);
 	late = proven ? late_by_report(a, first_sent, now) : late_original(p, a, now);
 	for (unsigned i = 0; i < a->nnak; i++)
@@ -963,7 +1003,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	srd_undo_on_ack(p, proven || ap.orig_of_lost, late, now);
 	detect_losses(p, &ap, now);
 	if (newly)
-		tx->cc.ops->on_ack(&tx->cc, newly, rtt, now);
+		tx->cc.ops->on_ack(&tx->cc, newly, rtt.fabric, rtt.host, now);
 }
 
 /* ---- timers ----------------------------------------------------------------------------- */

@@ -530,6 +530,7 @@ static void owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
 	}
 	rx->echo_psn = h->psn;
+	rx->echo_arrived_ns = p->ep->in_arrived_ns;
 	/* Every second packet is acked at once (the sender's window keeps moving). */
 	if (++rx->unacked >= 2)
 		rx->ack_urgent = true;
@@ -678,6 +679,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		rx->ack_pending = true;
 		rx->ack_urgent = true;
 		rx->echo_psn = h->psn;
+		rx->echo_arrived_ns = p->ep->in_arrived_ns;
 		return;
 	}
 	rx->last_rx_ns = now;

@@ -95,16 +95,17 @@ struct srd_config {
 	uint32_t window;     /* packets in flight per peer; a power of two */
 	uint64_t rto_min_ns; /* retransmission timeout bounds */
 	uint64_t rto_max_ns;
-	uint64_t rto_init_ns;      /* before any RTT sample */
-	uint64_t peer_timeout_ns;  /* no progress for this long: messages fail (13 / 15) */
-	uint64_t rnr_delay_ns;     /* wait before resending a packet the receiver had no WQE for */
-	uint64_t rnr_max_ns;       /* ...doubling with each refusal of its message, up to this */
-	uint64_t path_cooldown_ns; /* a failed path is retried (probed) after this */
-	uint8_t cc;                /* the congestion controller: enum srd_cc_algo */
-	uint32_t init_cwnd;        /* congestion window at start, in packets */
-	uint64_t cc_target_ns;     /* delay above the base RTT the controller tolerates */
-	uint64_t ack_delay_ns;     /* a lone packet's ack waits this long for data to ride on */
-	uint64_t ack_hold_ns;      /* ...but only in a conversation: we sent the peer data
+	uint64_t rto_init_ns;       /* before any RTT sample */
+	uint64_t peer_timeout_ns;   /* no progress for this long: messages fail (13 / 15) */
+	uint64_t rnr_delay_ns;      /* wait before resending a packet the receiver had no WQE for */
+	uint64_t rnr_max_ns;        /* ...doubling with each refusal of its message, up to this */
+	uint64_t path_cooldown_ns;  /* a failed path is retried (probed) after this */
+	uint8_t cc;                 /* the congestion controller: enum srd_cc_algo */
+	uint32_t init_cwnd;         /* congestion window at start, in packets */
+	uint64_t cc_target_ns;      /* delay above the base RTT the controller tolerates */
+	uint64_t cc_host_target_ns; /* time in the hosts (acks report it) it tolerates */
+	uint64_t ack_delay_ns;      /* a lone packet's ack waits this long for data to ride on */
+	uint64_t ack_hold_ns;       /* ...but only in a conversation: we sent the peer data
 				   * this recently; otherwise it goes at once */
 };
 
@@ -261,13 +262,15 @@ int srd_rx_direct(struct srd_ep *ep, const struct srd_addr *from, const struct s
  *   SRD_ERR_UNKNOWN_PEER  an ack from an engine we hold no state for;
  *   SRD_ERR_SOURCE        its real source port (from) is not one of the engine its
  *                         header names (srd_sender_ok).
- * `from` is the datagram's real source: address and port.
+ * `from` is the datagram's real source: address and port. `arrived`: when the host
+ * received it (the kernel's timestamp, on the clock of `now`), or 0 when not known; the
+ * time it waited until `now` is the host's, not the network's, and acks say so.
  */
-int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, const struct srd_addr *from,
-                       const uint8_t *hdr, size_t hdr_len, const uint8_t *payload,
-                       size_t payload_len);
-int srd_read_pkt(struct srd_ep *ep, uint64_t now, const struct srd_addr *from, const uint8_t *pkt,
-                 size_t len);
+int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, uint64_t arrived,
+                       const struct srd_addr *from, const uint8_t *hdr, size_t hdr_len,
+                       const uint8_t *payload, size_t payload_len);
+int srd_read_pkt(struct srd_ep *ep, uint64_t now, uint64_t arrived, const struct srd_addr *from,
+                 const uint8_t *pkt, size_t len);
 
 #define SRD_MAX_HDR 512
 
@@ -328,6 +331,8 @@ struct srd_peer_info {
 	uint32_t reads_waiting;
 	uint64_t srtt_ns;
 	uint64_t min_rtt_ns;
+	uint64_t fabric_srtt_ns; /* the round trip's fabric part, smoothed */
+	uint64_t host_max_ns;    /* the longest time a round trip spent in the hosts lately */
 	uint32_t paths_up;
 	uint64_t path_tx[64]; /* data packets sent on each path */
 	bool path_up[64];

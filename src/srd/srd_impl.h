@@ -168,7 +168,13 @@ struct srd_tx {
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	/* RTT and congestion state */
-	struct srd_rtt rtt;   /* the peer's, over all its paths */
+	struct srd_rtt rtt;    /* the peer's, over all its paths */
+	struct srd_rtt fabric; /* ... of which the fabric's part (the hosts' taken out) */
+	/* The longest time a round trip spent in the hosts, over the last one or two
+	 * SRD_HOST_SPAN_NS (the one before, and this one since host_span_ns): the timer
+	 * allows for it. */
+	uint64_t host_max_ns[2];
+	uint64_t host_span_ns;
 	uint32_t rto_backoff; /* timeouts since the last RTT sample: new packets wait longer */
 	struct srd_cc cc;     /* the window of packets in flight (cc.h) */
 	struct srd_path *paths;
@@ -230,12 +236,13 @@ struct srd_rx {
 	bool hello_pending;
 	uint32_t hello_epoch, hello_cum, hello_echo;
 	uint32_t echo_psn;
-	uint8_t *first_path; /* per window slot: the path (the sender's number) its PSN first
+	uint64_t echo_arrived_ns; /* when echo_psn's packet came to the host */
+	uint8_t *first_path;      /* per window slot: the path (the sender's number) its PSN first
 	                      * came by, for a duplicate's report */
-	uint32_t *first_at;  /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
-	uint8_t dup_path;    /* dup_psn's, or 0xff when the window has moved on */
-	uint16_t dup_age;    /* how long before dup_psn's copy it first came, or 0xffff */
-	bool dup_pending;    /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	uint32_t *first_at;       /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
+	uint8_t dup_path;         /* dup_psn's, or 0xff when the window has moved on */
+	uint16_t dup_age;         /* how long before dup_psn's copy it first came, or 0xffff */
+	bool dup_pending;         /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
 	/* The last acks we sent (cumulative point and time), for ack_was_lost. */
 	struct srd_ack_sent acks[SRD_ACK_HISTORY];
 	uint32_t nacks;
@@ -328,9 +335,16 @@ struct srd_ep {
 	struct list_node unproven; /* peers only heard from, oldest first */
 	uint32_t nunproven;
 	struct srd_pool msg_pool, rxmsg_pool;
+	uint64_t in_arrived_ns; /* when the datagram srd_read_pkt reads came (<= its now) */
 };
 
 /* ---- small helpers every file of the core uses ------------------------------------- */
+
+/* The longest time a round trip spent in the hosts lately (srd_tx.host_max_ns). */
+static inline uint64_t srd_tx_host_max(const struct srd_tx *tx)
+{
+	return tx->host_max_ns[0] > tx->host_max_ns[1] ? tx->host_max_ns[0] : tx->host_max_ns[1];
+}
 
 static inline struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd_addr *a)
 {
@@ -411,7 +425,7 @@ uint64_t srd_rx_deadline(const struct srd_peer *p);
 /* Is an ack (or a STALE answer) due now? */
 bool srd_rx_has_work(const struct srd_peer *p, uint64_t now);
 /* Fills a data header's piggybacked ack when a plain one is due (and clears it). */
-void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h);
+void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now);
 /* Writes the ack due now: 1 and *out filled, 0 when none is due. */
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 

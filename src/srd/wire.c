@@ -207,7 +207,10 @@ size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 	put16(buf + 50, h->payload_len);
 	put32(buf + 52, h->ack_cum);
 	put32(buf + 56, h->ack_echo);
-	put32(buf + 60, (uint32_t)h->status << 24);
+	/* 60 status u8 | 61 ack_host u24 (with SRD_DATA_F_ACK_HOST) */
+	put32(buf + 60,
+	      (uint32_t)h->status << 24 |
+	          (h->flags & SRD_DATA_F_ACK_HOST ? h->ack_host & SRD_HOST_DELAY_MAX : 0));
 	if (h->opcode == SRD_OP_SEND)
 		return SRD_DATA_HDR_LEN;
 	/* RDMA extension: 64 rkey u32 | 68 raddr u64 | 76 read_msn u32 */
@@ -223,6 +226,16 @@ int srd_data_peek_opcode(const uint8_t *pkt, size_t len)
 	if (srd_wire_peek_type(pkt, len) != SRD_PKT_DATA || len < SRD_DATA_HDR_LEN)
 		return -1;
 	return pkt[DATA_OPCODE_OFF];
+}
+
+/* Known flags only; a riding ack's host delay only with the ack, and only flagged. */
+static bool data_flags_ok(const struct srd_data_hdr *h)
+{
+	if (h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST))
+		return false;
+	if (h->flags & SRD_DATA_F_ACK_HOST)
+		return h->flags & SRD_DATA_F_ACK;
+	return h->ack_host == 0;
 }
 
 int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd_data_hdr *h)
@@ -256,8 +269,8 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 	h->ack_cum = get32(pkt + 52);
 	h->ack_echo = get32(pkt + 56);
 	h->status = pkt[60];
-	if (pkt[61] || pkt[62] || pkt[63] || (h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK)) ||
-	    h->opcode > SRD_OP_READ_RESP)
+	h->ack_host = get32(pkt + 60) & SRD_HOST_DELAY_MAX;
+	if (!data_flags_ok(h) || h->opcode > SRD_OP_READ_RESP)
 		return SRD_ERR_FORMAT;
 	hl = srd_data_hdr_len(h->opcode);
 	if (avail < hl)
@@ -303,12 +316,17 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
  * of (psn u32, status u8, zero u8[3]):
  *   0 prefix | 4 src_port u16 | 6 nsack u8 | 7 nnak u8 | 8 src_epoch u32
  *  12 dst_epoch u32 | 16 cum u32 | 20 echo_psn u32 | 24 flags u8 | 25 dup_path u8
- *  26 dup_age u16 (the last two zero without DUP)
+ *  26 dup_age u16 (the last two zero without DUP) | 28 host_delay u32 (with HOST only:
+ *  the blocks then start at 32)
  */
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h)
 {
 	uint8_t *p = buf + SRD_ACK_HDR_LEN;
 
+	if (h->flags & SRD_ACK_F_HOST) {
+		put32(p, h->host_delay < SRD_HOST_DELAY_MAX ? h->host_delay : SRD_HOST_DELAY_MAX);
+		p += SRD_ACK_HOST_LEN;
+	}
 	put_prefix(buf, SRD_PKT_ACK);
 	put16(buf + 4, h->src_port);
 	buf[6] = h->nsack;
@@ -336,6 +354,7 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 {
 	int type = srd_wire_peek_type(pkt, len);
 	const uint8_t *p;
+	size_t fixed;
 
 	if (type < 0)
 		return type;
@@ -355,15 +374,20 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	h->dup_age = get16(pkt + 26);
 	if (h->nsack > SRD_ACK_MAX_SACK || h->nnak > SRD_ACK_MAX_NAK)
 		return SRD_ERR_FORMAT;
+	fixed = SRD_ACK_HDR_LEN + (h->flags & SRD_ACK_F_HOST ? SRD_ACK_HOST_LEN : 0);
 	/* Counts are bounded first, so this length cannot overflow. */
-	if (len != SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak))
-		return len < SRD_ACK_HDR_LEN + 8u * ((size_t)h->nsack + h->nnak) ? SRD_ERR_SHORT
-		                                                                 : SRD_ERR_FORMAT;
+	if (len != fixed + 8u * ((size_t)h->nsack + h->nnak))
+		return len < fixed + 8u * ((size_t)h->nsack + h->nnak) ? SRD_ERR_SHORT
+		                                                       : SRD_ERR_FORMAT;
+	h->host_delay = h->flags & SRD_ACK_F_HOST ? get32(pkt + SRD_ACK_HDR_LEN) : 0;
+	/* A delay only ever said of a packet acknowledged: not in a STALE answer. */
 	if (h->src_port == 0 || h->src_epoch == 0 ||
-	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP)) ||
+	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST)) ||
+	    ((h->flags & SRD_ACK_F_HOST) &&
+	     ((h->flags & SRD_ACK_F_STALE) || h->host_delay > SRD_HOST_DELAY_MAX)) ||
 	    (!(h->flags & SRD_ACK_F_DUP) && (pkt[25] || pkt[26] || pkt[27])))
 		return SRD_ERR_FORMAT;
-	p = pkt + SRD_ACK_HDR_LEN;
+	p = pkt + fixed;
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {
 		h->sack[i].start = get32(p);
 		h->sack[i].len = get32(p + 4);

@@ -72,7 +72,9 @@ int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, str
 
 enum srd_data_flags {
 	SRD_DATA_F_IMM = 1u << 0,
-	SRD_DATA_F_ACK = 1u << 1, /* ack_cum and ack_echo carry an acknowledgement */
+	SRD_DATA_F_ACK = 1u << 1,      /* ack_cum and ack_echo carry an acknowledgement */
+	SRD_DATA_F_ACK_HOST = 1u << 2, /* with SRD_DATA_F_ACK: ack_host says how long */
+	                               /* ack_echo's packet waited in the acking host */
 };
 
 enum srd_data_opcode {
@@ -109,6 +111,7 @@ struct srd_data_hdr {
 	uint16_t payload_len;
 	uint32_t ack_cum; /* with SRD_DATA_F_ACK: an ack riding on data, as in an ack */
 	uint32_t ack_echo;
+	uint32_t ack_host; /* with SRD_DATA_F_ACK_HOST: as an ack's host_delay (24 bits) */
 	/* RDMA extension (opcodes WRITE, WRITE_IMM, READ_REQ, READ_RESP) */
 	uint32_t rkey;     /* WRITE*, READ_REQ */
 	uint64_t raddr;    /* WRITE*, READ_REQ: the remote address of the message's byte 0 */
@@ -143,14 +146,25 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 #define SRD_ACK_HDR_LEN  28u
 #define SRD_ACK_MAX_SACK 32u
 #define SRD_ACK_MAX_NAK  16u
-#define SRD_ACK_MAX_LEN  (SRD_ACK_HDR_LEN + 8u * (SRD_ACK_MAX_SACK + SRD_ACK_MAX_NAK))
+#define SRD_ACK_HOST_LEN 4u /* the host_delay field, with SRD_ACK_F_HOST */
+#define SRD_ACK_MAX_LEN \
+	(SRD_ACK_HDR_LEN + SRD_ACK_HOST_LEN + 8u * (SRD_ACK_MAX_SACK + SRD_ACK_MAX_NAK))
 
 enum srd_ack_flags {
 	SRD_ACK_F_STALE = 1u << 0, /* the data named an incarnation of mine that is gone */
 	SRD_ACK_F_DUP = 1u << 1,   /* echo_psn names a packet that came again: a copy of */
 	                           /* one already received (the sender's timeout, or our */
 	                           /* lost ack, sent it twice) */
+	SRD_ACK_F_HOST = 1u << 2,  /* host_delay follows the fixed header */
 };
+
+/*
+ * host_delay units: 2^8 ns. How long echo_psn's packet waited in the acknowledging host,
+ * from its kernel's receive timestamp to the ack leaving: the sender takes it out of
+ * the round trip, so that congestion control sees the fabric's delay only.
+ */
+#define SRD_HOST_DELAY_SHIFT 8u
+#define SRD_HOST_DELAY_MAX   0xffffffu /* 24 bits (4.3 s), both where it rides */
 
 #define SRD_DUP_AGE_SHIFT 14u /* dup_age units: 2^14 ns, 16.4 us */
 
@@ -168,15 +182,16 @@ struct srd_ack_hdr {
 	uint16_t src_port;
 	uint8_t nsack;
 	uint8_t nnak;
-	uint32_t src_epoch; /* the acknowledging engine */
-	uint32_t dst_epoch; /* the data sender it answers */
-	uint32_t cum;       /* every PSN below is received */
-	uint32_t echo_psn;  /* the newest data PSN received, for an RTT sample */
-	uint8_t flags;      /* enum srd_ack_flags */
-	uint8_t dup_path;   /* with DUP: the path (the sender's number) the duplicated packet
+	uint32_t src_epoch;  /* the acknowledging engine */
+	uint32_t dst_epoch;  /* the data sender it answers */
+	uint32_t cum;        /* every PSN below is received */
+	uint32_t echo_psn;   /* the newest data PSN received, for an RTT sample */
+	uint8_t flags;       /* enum srd_ack_flags */
+	uint8_t dup_path;    /* with DUP: the path (the sender's number) the duplicated packet
 	                   * first came by, if known; else 0xff */
-	uint16_t dup_age;   /* with DUP: how long before the duplicate that packet first came,
+	uint16_t dup_age;    /* with DUP: how long before the duplicate that packet first came,
 	                     * in 2^SRD_DUP_AGE_SHIFT ns; 0xffff: not known */
+	uint32_t host_delay; /* with HOST: in 2^SRD_HOST_DELAY_SHIFT ns, at most _MAX */
 	struct srd_sack sack[SRD_ACK_MAX_SACK];
 	struct srd_nak nak[SRD_ACK_MAX_NAK];
 };

@@ -43,11 +43,12 @@ struct sefa_config {
 	bool offload;        /* SOFTEFA_GSO: UDP segmentation and receive coalescing */
 	bool progress_rt;    /* SOFTEFA_PROGRESS_RT: the progress thread runs SCHED_FIFO */
 	bool allow_unsignaled;
-	bool comp_cntr_bytes;      /* SOFTEFA_COMP_CNTR_BYTES: allow byte-counting counters */
-	uint32_t srd_timeout_ms;   /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */
-	uint32_t srd_rnr_delay_us; /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */
-	uint32_t srd_rnr_max_us;   /* SOFTEFA_RNR_MAX_US: the wait doubles up to this */
-	uint32_t srd_rto_min_us;   /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
+	bool comp_cntr_bytes;       /* SOFTEFA_COMP_CNTR_BYTES: allow byte-counting counters */
+	uint32_t srd_timeout_ms;    /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */
+	uint32_t srd_rnr_delay_us;  /* SOFTEFA_RNR_DELAY_US: wait before an RNR retry */
+	uint32_t srd_rnr_max_us;    /* SOFTEFA_RNR_MAX_US: the wait doubles up to this */
+	uint32_t srd_rto_min_us;    /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
+	uint32_t cc_host_target_us; /* SOFTEFA_CC_HOST_TARGET_US: time in the hosts tolerated */
 	/* SOFTEFA_FAULT_*: test hooks, % */
 	uint32_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t fault_seed;

@@ -289,7 +289,7 @@ static bool receive_in_place(const uint8_t *pkt, size_t len, const struct sockad
 	hl = srd_data_hdr_len(h.opcode);
 	memcpy(dst, pkt + hl, h.payload_len);
 	a = net_srd_addr(from);
-	err = srd_read_pkt_split(F.e->srd, sefa_now_ns(), &a, pkt, hl, dst, h.payload_len);
+	err = srd_read_pkt_split(F.e->srd, sefa_now_ns(), 0, &a, pkt, hl, dst, h.payload_len);
 	FUZZ_CHECK(err <= 0);
 	return true;
 }
@@ -319,7 +319,7 @@ static void feed(const uint8_t *bytes, size_t len, uint8_t ctl, size_t seg)
 	}
 	net_engine_lock(F.e);
 	if (!(ctl & 0x80) || !receive_in_place(pkt, len, &from))
-		net_rx_buffer(F.e, pkt, len, seg, &from, sefa_now_ns());
+		net_rx_buffer(F.e, pkt, len, seg, &from, sefa_now_ns(), 0);
 	net_engine_pump(F.e);
 	net_engine_unlock(F.e);
 	free(pkt);

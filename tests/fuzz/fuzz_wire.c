@@ -82,7 +82,11 @@ static void check_data_hdr(const struct srd_data_hdr *h)
 {
 	FUZZ_CHECK(h->opcode <= SRD_OP_READ_RESP);
 	FUZZ_CHECK(h->src_port != 0 && h->src_epoch != 0);
-	FUZZ_CHECK(!(h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK)));
+	FUZZ_CHECK(!(h->flags & ~(SRD_DATA_F_IMM | SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST)));
+	/* A riding ack's host delay: 24 bits, only with the ack and its flag. */
+	FUZZ_CHECK(h->ack_host <= SRD_HOST_DELAY_MAX);
+	FUZZ_CHECK(!(h->flags & SRD_DATA_F_ACK_HOST) || (h->flags & SRD_DATA_F_ACK));
+	FUZZ_CHECK((h->flags & SRD_DATA_F_ACK_HOST) || h->ack_host == 0);
 	FUZZ_CHECK(h->offset <= h->msg_len && h->payload_len <= h->msg_len - h->offset);
 	if (h->opcode == SRD_OP_READ_REQ)
 		FUZZ_CHECK(h->payload_len == 0);
@@ -158,9 +162,13 @@ static bool check_ack(const uint8_t *pkt, size_t len)
 		return false;
 	FUZZ_CHECK(pkt[3] == SRD_PKT_ACK);
 	FUZZ_CHECK(h.nsack <= SRD_ACK_MAX_SACK && h.nnak <= SRD_ACK_MAX_NAK);
-	FUZZ_CHECK(len == SRD_ACK_HDR_LEN + 8u * ((size_t)h.nsack + h.nnak));
+	FUZZ_CHECK(len == SRD_ACK_HDR_LEN + (h.flags & SRD_ACK_F_HOST ? SRD_ACK_HOST_LEN : 0) +
+	                      8u * ((size_t)h.nsack + h.nnak));
 	FUZZ_CHECK(h.src_port != 0 && h.src_epoch != 0 &&
-	           !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP)));
+	           !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST)));
+	/* A host delay fits its 24 bits, only with HOST, never in a STALE answer. */
+	FUZZ_CHECK(h.host_delay <= SRD_HOST_DELAY_MAX);
+	FUZZ_CHECK((h.flags & SRD_ACK_F_HOST) ? !(h.flags & SRD_ACK_F_STALE) : h.host_delay == 0);
 	/* A duplicate's report (its first copy's path and age) only with DUP. */
 	FUZZ_CHECK((h.flags & SRD_ACK_F_DUP) || (h.dup_path == 0 && h.dup_age == 0));
 	for (unsigned i = 0; i < h.nsack; i++)

@@ -629,12 +629,13 @@ static int receive(int to, const struct srd_addr *from, const uint8_t *bytes, si
 
 			FUZZ_CHECK(payload);
 			memcpy(payload, pkt + hl, len - hl);
-			r = srd_read_pkt_split(h->ep, W.now, from, pkt, hl, payload, len - hl);
+			r = srd_read_pkt_split(h->ep, W.now, W.now, from, pkt, hl, payload,
+			                       len - hl);
 			free(payload);
 			goto out;
 		}
 	}
-	r = srd_read_pkt(h->ep, W.now, from, pkt, len);
+	r = srd_read_pkt(h->ep, W.now, W.now, from, pkt, len);
 out:
 	trace("  -> %d", r);
 	FUZZ_CHECK(r == 0 || (r <= SRD_ERR_SHORT && r >= SRD_ERR_SOURCE));

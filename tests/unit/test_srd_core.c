@@ -539,6 +539,41 @@ static void stalled_receiver(uint64_t gap)
 	sim_free(s);
 }
 
+/*
+ * A receiver off the CPU (sim_stall_at: what arrives waits in its socket, stamped on
+ * arrival) while a stream comes: its acks say how long the packets waited there. The
+ * sender takes that out of the round trip, so the window is not cut for a slow host
+ * (the fabric's delay stays at its base), and its timer allows for it: a first stall
+ * of 0.9 ms, under the timer, teaches it; a second of 1.2 ms, over the timer the round
+ * trips alone would give, times nothing out.
+ */
+static void test_host_delay(void)
+{
+	struct srd_config c = base_cfg();
+	struct srd_peer_info before, after;
+	struct sim *s;
+	uint32_t n = 0;
+
+	c.init_cwnd = 16;
+	s = pair_plain(16, &c);
+	for (uint64_t t = 0; t < 40 * SIM_NS_PER_MS; t += 20 * SIM_NS_PER_US, n++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 3000, t, SIM_OP_OK, 0) != UINT32_MAX);
+	sim_stall_at(s, 10 * SIM_NS_PER_MS, 1, 900 * SIM_NS_PER_US);
+	sim_stall_at(s, 25 * SIM_NS_PER_MS, 1, 1200 * SIM_NS_PER_US);
+	sim_run_until(s, 25 * SIM_NS_PER_MS);
+	REQUIRE(sim_peer_info(s, 0, 1, &before) == 0);
+	sim_run_until(s, 26300 * SIM_NS_PER_US); /* the stall's acks are in */
+	REQUIRE(sim_peer_info(s, 0, 1, &after) == 0);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	CHECK(after.host_max_ns >= 800 * SIM_NS_PER_US); /* the stalls were seen as such */
+	CHECK(after.fabric_srtt_ns < 100 * SIM_NS_PER_US);
+	CHECK(after.cwnd >= before.cwnd); /* not cut for the second stall */
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	CHECK_EQ(ep_stats(s, 0)->path_down, 0);
+	sim_free(s);
+}
+
 static void test_stalled_receiver(void)
 {
 	stalled_receiver(20 * SIM_NS_PER_US); /* a stream */
@@ -952,6 +987,7 @@ int main(void)
 	test_peer_restart();
 	test_old_straggler();
 	test_stalled_receiver();
+	test_host_delay();
 	test_path_death();
 	test_congestion();
 	test_low_latency_class();

@@ -234,14 +234,72 @@ static void test_dup_report(void)
 		CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
 		buf[i] = 0;
 	}
-	a.flags = 1u << 2;
+	a.flags = 1u << 3;
 	n = srd_ack_encode(buf, &a);
 	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+}
+
+/* Host delay: with HOST an ack carries 4 bytes after its fixed header (the blocks
+ * follow), never in a STALE answer and never above 24 bits; a data packet's riding ack
+ * carries 24 bits in bytes 61-63, only with its ACK flag, and zero there without. */
+static void test_host_delay(void)
+{
+	uint8_t buf[SRD_ACK_MAX_LEN], d[SRD_DATA_HDR_LEN + 4];
+	struct srd_ack_hdr a = {.src_port = 4791,
+	                        .nsack = 1,
+	                        .src_epoch = 5,
+	                        .dst_epoch = 6,
+	                        .cum = 100,
+	                        .echo_psn = 103,
+	                        .flags = SRD_ACK_F_HOST,
+	                        .host_delay = 0x123456,
+	                        .sack = {{102, 2}}};
+	struct srd_data_hdr h = {.src_port = 4791,
+	                         .flags = SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST,
+	                         .src_epoch = 5,
+	                         .msg_len = 4,
+	                         .payload_len = 4,
+	                         .ack_cum = 7,
+	                         .ack_echo = 9,
+	                         .ack_host = 0xabcdef};
+	struct srd_data_hdr hg;
+	struct srd_ack_hdr g;
+	const uint8_t *payload;
+	size_t n = srd_ack_encode(buf, &a);
+
+	CHECK_EQ(n, SRD_ACK_HDR_LEN + SRD_ACK_HOST_LEN + 8);
+	CHECK_EQ(srd_ack_decode(buf, n, &g), 0);
+	CHECK_EQ(g.host_delay, 0x123456);
+	CHECK_EQ(g.sack[0].start, 102);
+	CHECK_EQ(g.sack[0].len, 2);
+	CHECK_EQ(srd_ack_decode(buf, n - 4, &g), SRD_ERR_SHORT);
+	a.host_delay = 0xffffffffu; /* said as the most the field holds */
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &g), 0);
+	CHECK_EQ(g.host_delay, SRD_HOST_DELAY_MAX);
+	buf[28] = 1; /* above 24 bits */
+	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+	a.flags = SRD_ACK_F_HOST | SRD_ACK_F_STALE;
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+
+	n = srd_data_encode(d, &h);
+	memset(d + n, 0xee, 4);
+	CHECK_EQ(srd_data_decode(d, n + 4, &hg, &payload), 0);
+	CHECK_EQ(hg.ack_host, 0xabcdef);
+	CHECK_EQ(hg.ack_echo, 9);
+	d[6] = SRD_DATA_F_ACK_HOST; /* without the ack it belongs to */
+	CHECK_EQ(srd_data_decode(d, n + 4, &hg, &payload), SRD_ERR_FORMAT);
+	d[6] = SRD_DATA_F_ACK; /* bytes 61-63 without the flag */
+	CHECK_EQ(srd_data_decode(d, n + 4, &hg, &payload), SRD_ERR_FORMAT);
+	d[61] = d[62] = d[63] = 0;
+	CHECK_EQ(srd_data_decode(d, n + 4, &hg, &payload), 0);
 }
 
 int main(void)
 {
 	test_dup_report();
+	test_host_delay();
 	test_roundtrip();
 	test_truncated();
 	test_malformed();
