@@ -30,7 +30,7 @@ build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 # will do.
 test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
 	nftables procps gzip binutils git clang-format valgrind clang libclang-rt-14-dev
-	openmpi-bin libopenmpi-dev python3-mpi4py hpcc)
+	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb)
 
 want=()
 case "${1:-build}" in

@@ -91,6 +91,18 @@ static void pass_dirs_on(const char *tree)
 	}
 }
 
+/* libfabric's efa provider reads the host's id from FI_EFA_HOST_ID_FILE (by default
+ * where an EC2 instance has it): the tree's, unless the user named one. */
+static void host_id_on(const char *tree)
+{
+	char path[PATH_MAX];
+
+	if (!*tree || getenv("FI_EFA_HOST_ID_FILE"))
+		return;
+	if (snprintf(path, sizeof(path), "%s/%s", tree, SOFTEFA_HOST_ID_FILE) < (int)sizeof(path))
+		setenv("FI_EFA_HOST_ID_FILE", path, 1);
+}
+
 static int setup_env(char *libdir, size_t cap, const char **sysfs)
 {
 	const char *old = getenv("LD_LIBRARY_PATH");
@@ -116,6 +128,7 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 	else
 		unsetenv("SYSFS_PATH");
 	pass_dirs_on(*sysfs);
+	host_id_on(*sysfs);
 	return 0;
 }
 
@@ -160,6 +173,8 @@ static int cmd_env(void)
 		printf("export SOFTEFA_RUN_DIR='%s'\n", getenv("SOFTEFA_RUN_DIR"));
 	if (getenv("SOFTEFA_SYSFS_DIR"))
 		printf("export SOFTEFA_SYSFS_DIR='%s'\n", getenv("SOFTEFA_SYSFS_DIR"));
+	if (getenv("FI_EFA_HOST_ID_FILE"))
+		printf("export FI_EFA_HOST_ID_FILE='%s'\n", getenv("FI_EFA_HOST_ID_FILE"));
 	printf("export PATH='%s'\n", getenv("PATH") ? getenv("PATH") : "");
 	return 0;
 }

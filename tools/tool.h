@@ -6,6 +6,8 @@
 #include <infiniband/verbs.h>
 #include <stddef.h>
 
+#include "../src/util/rundir.h"
+
 /* Exported by softefa's libibverbs (SOFTEFA_PRIVATE_1). */
 const char *softefa_sysfs_dir(void);
 const char *softefa_run_dir(void);

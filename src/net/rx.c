@@ -356,7 +356,6 @@ static int rx_direct(struct net_engine *e)
 	if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		return -1;
 	e->rx.now = sefa_now_ns();
-	e->rx.arrived = arrival(rx_cmsgs(&mh, (size_t)got).stamp_ns, e->rx.now, wall_ns());
 	c->rx_pkts++;
 	if (got != n || memcmp(peeked, e->rx.hdr, hl) ||
 	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
@@ -366,6 +365,9 @@ static int rx_direct(struct net_engine *e)
 		c->rx_malformed++;
 		return 1;
 	}
+	/* Only a datagram received whole has its control messages written back. */
+	e->rx.arrived =
+	    e->rx.stamps ? arrival(rx_cmsgs(&mh, (size_t)got).stamp_ns, e->rx.now, wall_ns()) : 0;
 	c->rx_bytes += (uint64_t)got;
 	c->rx_direct++;
 	a = net_srd_addr(&from);

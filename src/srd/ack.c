@@ -24,11 +24,11 @@ void srd_flush_acks(struct srd_ep *ep)
 			}
 }
 
-/* How long echo_psn's packet has waited in this host by now, in the wire's units. */
-static uint32_t host_delay(const struct srd_rx *rx, uint64_t now)
+/* How long a packet that came at `arrived` has waited in this host by now, in the
+ * wire's units. */
+static uint32_t host_delay(uint64_t arrived, uint64_t now)
 {
-	uint64_t d =
-	    now > rx->echo_arrived_ns ? (now - rx->echo_arrived_ns) >> SRD_HOST_DELAY_SHIFT : 0;
+	uint64_t d = now > arrived ? (now - arrived) >> SRD_HOST_DELAY_SHIFT : 0;
 
 	return d < SRD_HOST_DELAY_MAX ? (uint32_t)d : SRD_HOST_DELAY_MAX;
 }
@@ -46,7 +46,7 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now)
 	h->flags |= SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST;
 	h->ack_cum = rx->cum;
 	h->ack_echo = rx->echo_psn;
-	h->ack_host = host_delay(rx, now);
+	h->ack_host = host_delay(rx->echo_arrived_ns, now);
 	rx->ack_pending = false;
 	rx->unacked = 0;
 	p->ep->stats.ack_piggybacked++;
@@ -130,7 +130,7 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 	/* The echoed packet's wait here: the sender's round trip less it is the fabric's.
 	 * (A duplicate's report below names another packet, and gives no sample.) */
 	a->flags = SRD_ACK_F_HOST;
-	a->host_delay = host_delay(rx, now);
+	a->host_delay = host_delay(rx->echo_arrived_ns, now);
 	if (rx->dup_pending && !second) {
 		/* The second copy says it, on the proven path; the first is a plain ack. */
 		a->flags = SRD_ACK_F_DUP;
@@ -171,6 +171,8 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		a.dst_epoch = rx->hello_epoch;
 		a.cum = rx->hello_cum;
 		a.echo_psn = rx->hello_echo;
+		a.flags = SRD_ACK_F_HOST; /* the sender may take a sample from it */
+		a.host_delay = host_delay(rx->hello_arrived_ns, now);
 		rx->hello_pending = false;
 	} else {
 		second = build_ack(p, &a, now);

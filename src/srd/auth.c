@@ -282,6 +282,7 @@ struct srd_auth *srd_auth_new(const uint8_t secret[SRD_AUTH_SECRET_LEN],
 
 	if (!a)
 		return NULL;
+	srd_crypto_init();
 	memcpy(a->secret, secret, SRD_AUTH_SECRET_LEN);
 	a->self = *self;
 	a->salt = salt;

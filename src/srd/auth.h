@@ -67,4 +67,8 @@ void srd_auth_resalt(struct srd_auth *a, uint64_t salt);
 
 const struct srd_auth_stats *srd_auth_stats(const struct srd_auth *a);
 
+/* Readies libcrypto for the core's use, with no exit-time hook (random.c says why);
+ * called by the core before any of its crypto, by anyone before theirs. */
+void srd_crypto_init(void);
+
 #endif

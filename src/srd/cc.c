@@ -32,10 +32,11 @@ static void set_cwnd(struct srd_cc *cc, uint64_t v)
 	cc->cwnd_x1024 = (uint32_t)v;
 }
 
-/* How far a delay is above its target, as a share of the delay: 0..1024. */
+/* How far a delay is above its target, as a share of the delay: 0..1024. A target of
+ * 0 is none (a configuration that sets no host target holds the hosts to nothing). */
 static uint64_t excess_of(uint64_t delay, uint64_t target)
 {
-	return delay > target ? (delay - target) * 1024u / delay : 0;
+	return target && delay > target ? (delay - target) * 1024u / delay : 0;
 }
 
 static void delay_on_ack(struct srd_cc *cc, uint32_t acked, uint64_t fabric_ns, uint64_t host_ns,

@@ -451,7 +451,7 @@ void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info)
 	info->srtt_ns = p->tx.rtt.srtt_ns;
 	info->min_rtt_ns = p->tx.rtt.min_ns;
 	info->fabric_srtt_ns = p->tx.fabric.srtt_ns;
-	info->host_max_ns = srd_tx_host_max(&p->tx);
+	info->host_max_ns = srd_tx_host_max(&p->tx, p->tx.host_span_ns);
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		info->path_tx[i] = p->tx.paths[i].tx;
 		info->path_up[i] = p->tx.paths[i].down_until_ns == 0;

@@ -1,11 +1,25 @@
 // SPDX-License-Identifier: MIT
 /* The endpoint's randomness: unpredictable values, and the path-choice generator. */
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 #include <string.h>
 
+#include "auth.h"
 #include "srd_impl.h"
+
+/*
+ * libcrypto, before its first use by us: without its exit-time clean-up. A program
+ * whose signal handler calls exit() (libfabric's stack does) would otherwise free
+ * libcrypto's memory from the handler, and deadlock for good if the signal had
+ * interrupted a malloc (ours, on a peer's first datagram, or anyone's). The memory is
+ * the process's until it ends, as every library's is that registers nothing.
+ */
+void srd_crypto_init(void)
+{
+	OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+}
 
 /*
  * The keys of the endpoint's randomness, from the caller's seed: one for the values
@@ -18,6 +32,7 @@ void srd_random_init(struct srd_ep *ep, uint64_t seed)
 	static const char label[] = "softefa srd randomness";
 	uint8_t in[sizeof(label) + 8];
 
+	srd_crypto_init();
 	memcpy(in, label, sizeof(label));
 	for (int i = 0; i < 8; i++)
 		in[sizeof(label) + i] = (uint8_t)(seed >> (8 * i));

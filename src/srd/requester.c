@@ -201,13 +201,14 @@ struct srd_msg *srd_send_answer(struct srd_peer *p, uint32_t read_msn, uint32_t 
  * fabric's round trip and variation plus half as long again as the longest time the
  * hosts took lately (as undo.c's floor, for stalls a little longer than the last), so
  * a peer that was off the CPU that long before does not time out when it is again.
+ * `at`: the moment whose recent past counts (a packet's timer: when it left).
  */
-static uint64_t rto_base(const struct srd_peer *p)
+static uint64_t rto_base(const struct srd_peer *p, uint64_t at)
 {
 	const struct srd_config *c = &p->ep->cfg;
 	const struct srd_tx *tx = &p->tx;
 	uint64_t rto = tx->rtt.srtt_ns ? tx->rtt.srtt_ns + 4 * tx->rtt.rttvar_ns : c->rto_init_ns;
-	uint64_t host = srd_tx_host_max(tx);
+	uint64_t host = srd_tx_host_max(tx, at);
 	uint64_t hosts = tx->fabric.srtt_ns + 4 * tx->fabric.rttvar_ns + host + host / 2;
 
 	if (tx->fabric.srtt_ns && rto < hosts)
@@ -229,7 +230,7 @@ static uint64_t rto_base(const struct srd_peer *p)
  */
 static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
 {
-	uint64_t rto = rto_base(p);
+	uint64_t rto = rto_base(p, s->sent_ns);
 	unsigned shift = s->losses; /* RNR resends were no losses: they do not count */
 
 	if (p->tx.rto_backoff > shift)
@@ -467,7 +468,7 @@ void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now)
 
 bool srd_peer_alive(const struct srd_peer *p, uint64_t last_ns, uint64_t now)
 {
-	return last_ns && now - last_ns < 2 * rto_base(p);
+	return last_ns && now - last_ns < 2 * rto_base(p, now);
 }
 
 bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns)
@@ -648,8 +649,6 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 
 /* ---- acknowledgements ------------------------------------------------------------------- */
 
-#define SRD_HOST_SPAN_NS (1000ull * 1000000ull) /* 1 s */
-
 /* A round trip of rtt ns, of which host ns in the hosts. */
 static void rtt_sample(struct srd_peer *p, uint64_t rtt, uint64_t host, uint64_t now)
 {
@@ -657,8 +656,9 @@ static void rtt_sample(struct srd_peer *p, uint64_t rtt, uint64_t host, uint64_t
 
 	srd_rtt_update(&tx->rtt, rtt);
 	srd_rtt_update(&tx->fabric, rtt - host);
-	/* The windowed maximum: a span's worth is kept whole, then the one before it. */
-	if (now - tx->host_span_ns >= SRD_HOST_SPAN_NS) {
+	/* The windowed maximum: a span's worth is kept whole, then the one before it. (A
+	 * caller's clock reading may predate the span's start: it belongs to it.) */
+	if (now >= tx->host_span_ns && now - tx->host_span_ns >= SRD_HOST_SPAN_NS) {
 		tx->host_max_ns[1] =
 		    now - tx->host_span_ns < 2 * SRD_HOST_SPAN_NS ? tx->host_max_ns[0] : 0;
 		tx->host_max_ns[0] = 0;
@@ -827,7 +827,10 @@ struct rtt_split {
  * An RTT sample from the newest packet the receiver saw, if it was sent only once. The
  * time in the hosts is the receiver's report (its packet's wait, from the kernel's
  * timestamp to the ack) and the ack's own wait here (its timestamp to now); what is
- * left is the fabric's, at least 1 ns (the report is rounded down).
+ * left is the fabric's. Parts that cannot be true (more than the whole round trip: a
+ * wall clock stepped forward while a datagram waited, or a peer's bad report) are
+ * dropped, the report first, rather than leave the fabric an impossible 1 ns that
+ * would stay its base RTT for good.
  */
 static struct rtt_split echo_sample(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
@@ -841,11 +844,12 @@ static struct rtt_split echo_sample(struct srd_peer *p, const struct srd_ack_hdr
 	if (s->state != PKT_INFLIGHT || s->tx_count != 1)
 		return d;
 	rtt = now > s->sent_ns ? now - s->sent_ns : 1;
-	d.host = now - p->ep->in_arrived_ns;
-	if (a->flags & SRD_ACK_F_HOST)
-		d.host += (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT;
+	d.host = now > p->ep->in_arrived_ns ? now - p->ep->in_arrived_ns : 0;
 	if (d.host >= rtt)
-		d.host = rtt - 1;
+		d.host = 0;
+	if (a->flags & SRD_ACK_F_HOST &&
+	    ((uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT) < rtt - d.host)
+		d.host += (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT;
 	d.fabric = rtt - d.host;
 	rtt_sample(p, rtt, d.host, now);
 	srd_path_on_ack(p, s->path, rtt, now);

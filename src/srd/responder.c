@@ -491,6 +491,7 @@ static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h, uint6
 		rx->hello_epoch = h->src_epoch;
 		rx->hello_cum = h->horizon;
 		rx->hello_echo = h->psn;
+		rx->hello_arrived_ns = ep->in_arrived_ns;
 		return false;
 	}
 	if (rx->peer_epoch && srd_peer_alive(p, rx->last_rx_ns, now)) {

@@ -332,7 +332,8 @@ struct srd_peer_info {
 	uint64_t srtt_ns;
 	uint64_t min_rtt_ns;
 	uint64_t fabric_srtt_ns; /* the round trip's fabric part, smoothed */
-	uint64_t host_max_ns;    /* the longest time a round trip spent in the hosts lately */
+	uint64_t host_max_ns;    /* the longest time a round trip spent in the hosts lately
+	                          * (over the one or two spans before the last sample) */
 	uint32_t paths_up;
 	uint64_t path_tx[64]; /* data packets sent on each path */
 	bool path_up[64];

@@ -235,6 +235,7 @@ struct srd_rx {
 	 * ack acknowledging nothing) and is believed only once it sends data naming it. */
 	bool hello_pending;
 	uint32_t hello_epoch, hello_cum, hello_echo;
+	uint64_t hello_arrived_ns; /* when hello_echo's packet came */
 	uint32_t echo_psn;
 	uint64_t echo_arrived_ns; /* when echo_psn's packet came to the host */
 	uint8_t *first_path;      /* per window slot: the path (the sender's number) its PSN first
@@ -340,9 +341,18 @@ struct srd_ep {
 
 /* ---- small helpers every file of the core uses ------------------------------------- */
 
-/* The longest time a round trip spent in the hosts lately (srd_tx.host_max_ns). */
-static inline uint64_t srd_tx_host_max(const struct srd_tx *tx)
+#define SRD_HOST_SPAN_NS (1000ull * 1000000ull) /* 1 s */
+
+/* The longest time a round trip spent in the hosts in the last one to two spans
+ * (srd_tx.host_max_ns), as of now: older spans count for nothing, samples or not. */
+static inline uint64_t srd_tx_host_max(const struct srd_tx *tx, uint64_t now)
 {
+	uint64_t age = now > tx->host_span_ns ? now - tx->host_span_ns : 0;
+
+	if (age >= 2 * SRD_HOST_SPAN_NS)
+		return 0;
+	if (age >= SRD_HOST_SPAN_NS)
+		return tx->host_max_ns[0];
 	return tx->host_max_ns[0] > tx->host_max_ns[1] ? tx->host_max_ns[0] : tx->host_max_ns[1];
 }
 

@@ -187,6 +187,8 @@ int srd_ud_frag_decode(const uint8_t *pkt, size_t len, struct srd_ud_hdr *h, str
  */
 size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 {
+	uint32_t ack_host;
+
 	put_prefix(buf, SRD_PKT_DATA);
 	put16(buf + 4, h->src_port);
 	buf[6] = h->flags;
@@ -208,9 +210,9 @@ size_t srd_data_encode(uint8_t *buf, const struct srd_data_hdr *h)
 	put32(buf + 52, h->ack_cum);
 	put32(buf + 56, h->ack_echo);
 	/* 60 status u8 | 61 ack_host u24 (with SRD_DATA_F_ACK_HOST) */
+	ack_host = h->ack_host < SRD_HOST_DELAY_MAX ? h->ack_host : SRD_HOST_DELAY_MAX;
 	put32(buf + 60,
-	      (uint32_t)h->status << 24 |
-	          (h->flags & SRD_DATA_F_ACK_HOST ? h->ack_host & SRD_HOST_DELAY_MAX : 0));
+	      (uint32_t)h->status << 24 | (h->flags & SRD_DATA_F_ACK_HOST ? ack_host : 0));
 	if (h->opcode == SRD_OP_SEND)
 		return SRD_DATA_HDR_LEN;
 	/* RDMA extension: 64 rkey u32 | 68 raddr u64 | 76 read_msn u32 */

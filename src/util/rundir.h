@@ -16,4 +16,7 @@ const char *sefa_run_dir(void);
  * vets, else <fallback>/sysfs; "" when there is none. */
 const char *sefa_sysfs_root(void);
 
+/* Where in a device tree the host's id is, as on an EC2 instance (docs/sysfs.md). */
+#define SOFTEFA_HOST_ID_FILE "devices/virtual/dmi/id/board_asset_tag"
+
 #endif

@@ -53,7 +53,7 @@ static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
  * the tree's content depends on (format, device count, address), so processes with
  * other settings use other trees and no tree ever changes (docs/sysfs.md).
  */
-#define SYSFS_FORMAT "v3"
+#define SYSFS_FORMAT "v4"
 #define SYSFS_STAMP  "softefa-sysfs"
 static char tree_dir[PATH_MAX];
 /* The tree at tree_dir vetted whole (docs/security.md): only then is it handed out. */
@@ -248,6 +248,17 @@ static int build_tree(const char *root)
 	pathf(dir, sizeof(dir), "%s/class/infiniband_verbs", root);
 	err |= sefa_mkdirs_755(dir);
 	err |= write_file(dir, "abi_version", "6\n");
+	/*
+	 * The host's id where an EC2 instance has it, for libfabric's efa provider (it
+	 * names the host in its handshakes and error messages; softefa run points
+	 * FI_EFA_HOST_ID_FILE here): "i-0" and 16 hex digits, 5efa0000 and the IPv4
+	 * address, so unique among the hosts that can reach each other, as the GUIDs are.
+	 */
+	pathf(dir, sizeof(dir), "%s/%s", root, SOFTEFA_HOST_ID_FILE);
+	*strrchr(dir, '/') = '\0';
+	err |= sefa_mkdirs_755(dir);
+	err |= write_file(dir, strrchr(SOFTEFA_HOST_ID_FILE, '/') + 1, "i-05efa0000%08x\n",
+	                  ntohl(sefa_config_get()->addr.s_addr));
 	for (unsigned i = 0; i < ndevices; i++)
 		err |= build_device(root, &devices[i]);
 	/* Last: a tree with its stamp is whole (it is renamed into place only then). */

@@ -4,8 +4,8 @@
 # its own SOFTEFA_DEVICES / SOFTEFA_ADDR / SOFTEFA_MTU, all sharing one run directory,
 # loop SIDE_ROUNDS times (default 10) over fi_info -p efa, ibv_devinfo and a UD
 # ping-pong of their own. Each must always see exactly its own devices (their count,
-# their GUIDs), never crash or report corruption, and no sysfs tree may change while
-# they run.
+# their GUIDs, the host id libfabric is pointed at), never crash or report corruption,
+# and no sysfs tree may change while they run.
 . "$(dirname "$0")/lib.sh"
 need fi_info libfabric-bin
 need ibv_devinfo ibverbs-utils
@@ -23,6 +23,14 @@ guid_of() {
 	local a b c d
 	IFS=. read -r a b c d <<<"$1"
 	printf '5efa:%02x%02x:%02x%02x:00%02x' "$a" "$b" "$c" "$d" "$2"
+}
+
+# The host id of address $1 as libfabric reads it: "i-0", then 5efa0000 and the IPv4
+# address in 16 hex digits.
+host_id_of() {
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	printf 'i-05efa0000%02x%02x%02x%02x' "$a" "$b" "$c" "$d"
 }
 
 # worker INDEX DEVICES ADDR MTU: prints one line per problem, nothing when all is well.
@@ -53,6 +61,13 @@ worker() {
 			grep -q "node_guid:.*$(guid_of "$addr" $k)" <<<"$out" ||
 				echo "worker $w round $r: ibv_devinfo lacks efa_$k's GUID $(guid_of "$addr" $k)"
 		done
+
+		# softefa run names the tree's host id file to libfabric, unless the user did.
+		out=$("$SOFTEFA" run -- sh -c 'cat "$FI_EFA_HOST_ID_FILE"' 2>&1)
+		[ "$out" = "$(host_id_of "$addr")" ] ||
+			echo "worker $w round $r: host id '$out', want $(host_id_of "$addr")"
+		out=$(FI_EFA_HOST_ID_FILE=/nonexistent "$SOFTEFA" run -- sh -c 'echo "$FI_EFA_HOST_ID_FILE"')
+		[ "$out" = /nonexistent ] || echo "worker $w round $r: the user's FI_EFA_HOST_ID_FILE became '$out'"
 
 		local port=$((28000 + 100 * w + r)) spid
 		timeout 60 "$SOFTEFA" run -- ibv_ud_pingpong -d efa_0 -g 0 -p $port -s 1024 -n 200 \

@@ -298,7 +298,8 @@ static void stacks(pid_t pid)
 
 	if (!getenv("SIGEXIT_GDB"))
 		return;
-	snprintf(cmd, sizeof(cmd), "gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | grep '^#'",
+	snprintf(cmd, sizeof(cmd),
+	         "timeout 60 gdb -p %d -batch -ex 'thread apply all bt' 2>&1 | grep '^#'",
 	         (int)pid);
 	if (system(cmd) != 0)
 		fprintf(stderr, "sigexit: no stacks (gdb failed)\n");

@@ -16,6 +16,9 @@ need ib_send_bw perftest
 need ibv_ud_pingpong ibverbs-utils
 : "${SIGEXIT:?SIGEXIT must point at build/bin/sigexit}"
 ROUNDS=${SIGNAL_ROUNDS:-50}
+# A target still there after its signal has its stacks printed (sigexit.c's stacks()).
+need gdb gdb
+export SIGEXIT_GDB=1
 FAB_ROUNDS=${FABTESTS_ROUNDS:-20}
 SEED=${SIGNAL_SEED:-$(date +%s)}
 echo "signals: seed $SEED, $ROUNDS rounds per signal, $FAB_ROUNDS fabtests rounds"
@@ -81,7 +84,9 @@ for sig in INT TERM; do
 		if wait "${pm%%:*}"; then
 			pass "$(tail -1 "$LOGDIR/sigexit_${pm#*:}_$sig.log")"
 		else
-			fail "sigexit ${pm#*:} SIG$sig: $(tail -3 "$LOGDIR/sigexit_${pm#*:}_$sig.log")"
+			fail "sigexit ${pm#*:} SIG$sig: $(grep -v '^#' "$LOGDIR/sigexit_${pm#*:}_$sig.log" | tail -3)"
+			# A hung target's threads, as gdb saw them before it was killed.
+			grep '^#' "$LOGDIR/sigexit_${pm#*:}_$sig.log" | head -80
 		fi
 	done
 done

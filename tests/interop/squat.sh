@@ -80,7 +80,7 @@ attacker_tree() {
 	local dir=$1 tree
 	as "$ATTACKER" mkdir -p -m 755 "$dir"
 	as "$ATTACKER" env SOFTEFA_RUN_DIR="$dir" "$SOFTEFA" run -- true
-	tree=$(compgen -G "$dir/sysfs/v3-1dev-*") || return 1
+	tree=$(compgen -G "$dir/sysfs/v[0-9]*-1dev-*") || return 1
 	as "$ATTACKER" sh -c "echo ATTACKER-CONTROLLED >'$tree/class/infiniband/efa_0/board_id' &&
 		mkdir -p -m 755 '$dir/stats' && mkfifo -m 666 '$dir/stats/1.0' &&
 		touch '$dir/stats/lock' && chmod 666 '$dir/stats/lock' && chmod -R a+rX '$dir'"
@@ -155,7 +155,7 @@ plant() {
 	local tree dev
 	reset_dirs
 	as "$VICTIM" "$SOFTEFA" run -- true
-	tree=$(compgen -G "$RUN/sysfs/v3-1dev-*") || return 1
+	tree=$(compgen -G "$RUN/sysfs/v[0-9]*-1dev-*") || return 1
 	dev=$tree/class/infiniband/efa_0
 	as "$VICTIM" chmod 711 "$RUN"
 	as "$VICTIM" chmod 777 "$dev"
