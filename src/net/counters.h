@@ -87,7 +87,8 @@
 	X(srd_restart_refused, "SRD claims that a live peer restarted: not believed")           \
 	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")          \
 	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")   \
-	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")
+	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")  \
+	X(rx_unstamped, "receptions without the kernel's time: socket wait taken as network's")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

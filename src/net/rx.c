@@ -368,6 +368,8 @@ static int rx_direct(struct net_engine *e)
 	/* Only a datagram received whole has its control messages written back. */
 	e->rx.arrived =
 	    e->rx.stamps ? arrival(rx_cmsgs(&mh, (size_t)got).stamp_ns, e->rx.now, wall_ns()) : 0;
+	if (!e->rx.arrived)
+		c->rx_unstamped++;
 	c->rx_bytes += (uint64_t)got;
 	c->rx_direct++;
 	a = net_srd_addr(&from);
@@ -382,7 +384,7 @@ static int rx_direct(struct net_engine *e)
 static unsigned rx_batches(struct net_engine *e)
 {
 	unsigned total = 0;
-	uint64_t wall;
+	uint64_t wall, arrived;
 
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
@@ -410,8 +412,11 @@ static unsigned rx_batches(struct net_engine *e)
 				continue;
 			}
 			cm = rx_cmsgs(&m->msg_hdr, m->msg_len);
+			arrived = arrival(cm.stamp_ns, e->rx.now, wall);
+			if (!arrived)
+				net_ctr(e)->rx_unstamped++;
 			net_rx_buffer(e, e->rx.iov[i].iov_base, m->msg_len, cm.seg, &e->rx.addr[i],
-			              e->rx.now, arrival(cm.stamp_ns, e->rx.now, wall));
+			              e->rx.now, arrived);
 		}
 		/* recvmmsg wrote these back: make them ready for the next call. */
 		for (int i = 0; i < n; i++) {

@@ -349,6 +349,7 @@ static void test_stream(struct srd_end *a, struct srd_end *b)
 	const char *gso = getenv("SOFTEFA_GSO");
 	bool offload = (!gso || strcmp(gso, "0") != 0) && kernel_offload();
 	uint64_t gso0 = stats->c.tx_gso_sends, gro0 = stats->c.rx_gro_batches;
+	uint64_t rx0 = stats->c.rx_pkts, unstamped0 = stats->c.rx_unstamped;
 	enum { ROUNDS = 48, WIN = 32, LEN = 8192 };
 
 	for (uint32_t r = 0; r < ROUNDS && !check_failures; r++) {
@@ -390,6 +391,10 @@ static void test_stream(struct srd_end *a, struct srd_end *b)
 		}
 		CHECK_EQ(poll_n(a->cq, wc, WIN), WIN);
 	}
+	/* Every datagram came with the kernel's receive time: acks can say how long it
+	 * waited here (docs/srd.md, "Host delay"). */
+	CHECK(stats->c.rx_pkts > rx0);
+	CHECK_EQ(stats->c.rx_unstamped, unstamped0);
 	if (offload) {
 #if defined(__SANITIZE_THREAD__)
 		/* ThreadSanitizer slows every side many-fold and whether any run forms is
