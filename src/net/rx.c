@@ -85,28 +85,21 @@ static struct rx_cmsgs rx_cmsgs(const struct msghdr *mh, size_t len)
 			struct timespec ts;
 
 			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-			r.stamp_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			r.stamp_ns = sefa_timespec_ns(&ts);
 		}
 	}
 	return r;
 }
 
-/* The wall clock now, for arrival(). */
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A kernel timestamp (wall clock) as a moment on the engine's monotonic clock: as long
- * before now as it is before wall (both read together). 0 when unknown or after now
- * (the wall clock was set back meanwhile). */
-static uint64_t arrival(uint64_t stamp, uint64_t now, uint64_t wall)
+ * before now as it is before wall (both read together). 0, counted, when unknown or
+ * after now (the wall clock was set back meanwhile). */
+static uint64_t arrival(struct net_engine *e, uint64_t stamp, uint64_t now, uint64_t wall)
 {
-	if (!stamp || stamp > wall || wall - stamp >= now)
+	if (!stamp || stamp > wall || wall - stamp >= now) {
+		net_ctr(e)->rx_unstamped++;
 		return 0;
+	}
 	return now - (wall - stamp);
 }
 
@@ -366,10 +359,8 @@ static int rx_direct(struct net_engine *e)
 		return 1;
 	}
 	/* Only a datagram received whole has its control messages written back. */
-	e->rx.arrived =
-	    e->rx.stamps ? arrival(rx_cmsgs(&mh, (size_t)got).stamp_ns, e->rx.now, wall_ns()) : 0;
-	if (!e->rx.arrived)
-		c->rx_unstamped++;
+	e->rx.arrived = arrival(e, rx_cmsgs(&mh, (size_t)got).stamp_ns, e->rx.now,
+	                        e->rx.stamps ? sefa_wall_ns() : 0);
 	c->rx_bytes += (uint64_t)got;
 	c->rx_direct++;
 	a = net_srd_addr(&from);
@@ -384,7 +375,7 @@ static int rx_direct(struct net_engine *e)
 static unsigned rx_batches(struct net_engine *e)
 {
 	unsigned total = 0;
-	uint64_t wall, arrived;
+	uint64_t wall;
 
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
@@ -399,7 +390,7 @@ static unsigned rx_batches(struct net_engine *e)
 		if (n <= 0)
 			break;             /* EINTR too: the caller polls again */
 		e->rx.now = sefa_now_ns(); /* when these were read, for the SRD core */
-		wall = e->rx.stamps ? wall_ns() : 0;
+		wall = e->rx.stamps ? sefa_wall_ns() : 0;
 		for (int i = 0; i < n; i++) {
 			struct mmsghdr *m = &e->rx.msgs[i];
 			struct rx_cmsgs cm;
@@ -412,11 +403,8 @@ static unsigned rx_batches(struct net_engine *e)
 				continue;
 			}
 			cm = rx_cmsgs(&m->msg_hdr, m->msg_len);
-			arrived = arrival(cm.stamp_ns, e->rx.now, wall);
-			if (!arrived)
-				net_ctr(e)->rx_unstamped++;
 			net_rx_buffer(e, e->rx.iov[i].iov_base, m->msg_len, cm.seg, &e->rx.addr[i],
-			              e->rx.now, arrived);
+			              e->rx.now, arrival(e, cm.stamp_ns, e->rx.now, wall));
 		}
 		/* recvmmsg wrote these back: make them ready for the next call. */
 		for (int i = 0; i < n; i++) {
