@@ -10,6 +10,7 @@
 
 #include "../verbs/sefa.h"
 #include "efadv_impl.h"
+#include "io_ring.h"
 
 uint32_t sefa_efa_device_caps(void)
 {
@@ -78,7 +79,10 @@ SEFA_EXPORT int sefa_efadv_query_mr(struct ibv_mr *ibvmr, struct efadv_mr_attr *
 	return 0;
 }
 
-/* These expose hardware rings to user-space data paths; there are none here. */
+/*
+ * These expose hardware rings to user-space data paths. The formats are pinned in
+ * io_ring.h; until the engine consumes them (docs/rings.md) there are none to give.
+ */
 SEFA_EXPORT int sefa_efadv_query_qp_wqs(struct ibv_qp *ibvqp, struct efadv_wq_attr *sq_attr,
                                         struct efadv_wq_attr *rq_attr, uint32_t inlen)
 {
