@@ -8,7 +8,6 @@
 #ifndef SOFTEFA_EFA_IO_RING_H
 #define SOFTEFA_EFA_IO_RING_H
 
-#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -122,18 +121,18 @@ struct sefa_ring_rx_cqe {
 	} ex;
 };
 
-static_assert(sizeof(struct sefa_ring_tx_meta) == 32, "tx meta descriptor");
-static_assert(offsetof(struct sefa_ring_tx_meta, dest_qpn) == 4, "dest qpn");
-static_assert(offsetof(struct sefa_ring_tx_meta, imm) == 8, "immediate");
-static_assert(offsetof(struct sefa_ring_tx_meta, ahn) == 12, "address handle");
-static_assert(offsetof(struct sefa_ring_tx_meta, qkey) == 16, "qkey");
-static_assert(offsetof(struct sefa_ring_tx_meta, req_id_hi) == 26, "request id ext");
-static_assert(sizeof(struct sefa_ring_tx_wqe) == 64, "send wqe");
-static_assert(offsetof(struct sefa_ring_tx_wqe, data.rdma.local) == 48, "rdma local sge");
-static_assert(sizeof(struct sefa_ring_rx_desc) == 16, "receive descriptor");
-static_assert(sizeof(struct sefa_ring_cqe_common) == 6, "completion common");
-static_assert(sizeof(struct sefa_ring_tx_cqe) == 16, "send completion");
-static_assert(offsetof(struct sefa_ring_rx_cqe, imm) == 12, "receive imm");
-static_assert(sizeof(struct sefa_ring_rx_cqe) == 32, "extended receive completion");
+_Static_assert(sizeof(struct sefa_ring_tx_meta) == 32, "tx meta descriptor");
+_Static_assert(offsetof(struct sefa_ring_tx_meta, dest_qpn) == 4, "dest qpn");
+_Static_assert(offsetof(struct sefa_ring_tx_meta, imm) == 8, "immediate");
+_Static_assert(offsetof(struct sefa_ring_tx_meta, ahn) == 12, "address handle");
+_Static_assert(offsetof(struct sefa_ring_tx_meta, qkey) == 16, "qkey");
+_Static_assert(offsetof(struct sefa_ring_tx_meta, req_id_hi) == 26, "request id ext");
+_Static_assert(sizeof(struct sefa_ring_tx_wqe) == 64, "send wqe");
+_Static_assert(offsetof(struct sefa_ring_tx_wqe, data.rdma.local) == 48, "rdma local sge");
+_Static_assert(sizeof(struct sefa_ring_rx_desc) == 16, "receive descriptor");
+_Static_assert(sizeof(struct sefa_ring_cqe_common) == 6, "completion common");
+_Static_assert(sizeof(struct sefa_ring_tx_cqe) == 16, "send completion");
+_Static_assert(offsetof(struct sefa_ring_rx_cqe, imm) == 12, "receive imm");
+_Static_assert(sizeof(struct sefa_ring_rx_cqe) == 32, "extended receive completion");
 
 #endif
