@@ -10,7 +10,7 @@
 
 #include "../verbs/sefa.h"
 #include "efadv_impl.h"
-#include "io_ring.h"
+#include "../verbs/ring.h"
 
 uint32_t sefa_efa_device_caps(void)
 {
@@ -80,26 +80,28 @@ SEFA_EXPORT int sefa_efadv_query_mr(struct ibv_mr *ibvmr, struct efadv_mr_attr *
 }
 
 /*
- * These expose hardware rings to user-space data paths. The formats are pinned in
- * io_ring.h; until the engine consumes them (docs/rings.md) there are none to give.
+ * The device rings of the direct data path (docs/rings.md, src/verbs/ring.c): made by
+ * the first query, the same ones on every later query. The inlen rules are libefa's:
+ * the struct must reach max_batch (a QP's) or num_entries (a CQ's).
  */
 SEFA_EXPORT int sefa_efadv_query_qp_wqs(struct ibv_qp *ibvqp, struct efadv_wq_attr *sq_attr,
                                         struct efadv_wq_attr *rq_attr, uint32_t inlen)
 {
-	(void)ibvqp;
-	(void)sq_attr;
-	(void)rq_attr;
-	(void)inlen;
-	return EOPNOTSUPP;
+	if (!ibvqp || !sefa_is_our_context(ibvqp->context))
+		return EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_wq_attr, max_batch, inlen) || !sq_attr || !rq_attr)
+		return EINVAL;
+	return sefa_ring_qp_query(to_sqp(ibvqp), sq_attr, rq_attr, inlen);
 }
 
 SEFA_EXPORT int sefa_efadv_query_cq(struct ibv_cq *ibvcq, struct efadv_cq_attr *attr,
                                     uint32_t inlen)
 {
-	(void)ibvcq;
-	(void)attr;
-	(void)inlen;
-	return EOPNOTSUPP;
+	if (!ibvcq || !sefa_is_our_context(ibvcq->context))
+		return EOPNOTSUPP;
+	if (!FIELD_AVAIL(struct efadv_cq_attr, num_entries, inlen) || !attr)
+		return EINVAL;
+	return sefa_ring_cq_query(to_scq(ibvcq), attr, inlen);
 }
 
 SEFA_EXPORT int sefa_efadv_get_max_sq_depth(struct ibv_context *ibvctx,

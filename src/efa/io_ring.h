@@ -3,7 +3,7 @@
  * The descriptor formats of EFA's hardware queues, as a direct data path writes and reads
  * them (docs/rings.md). They are ABI: clients built against rdma-core's efa_io_defs.h
  * place every byte, so each size and offset below is pinned by a static assertion.
- * Nothing reads or writes these rings yet; the query calls still answer EOPNOTSUPP.
+ * src/verbs/ring*.c read and write them.
  */
 #ifndef SOFTEFA_EFA_IO_RING_H
 #define SOFTEFA_EFA_IO_RING_H
@@ -45,7 +45,9 @@ enum sefa_ring_op {
 #define SEFA_RING_CQDB_SN_SHIFT 29 /* bits 29-30 */
 #define SEFA_RING_CQDB_ARM      (1u << 31)
 
-#define SEFA_RING_INLINE_MAX 32u
+#define SEFA_RING_INLINE_MAX     32u /* a 64-byte send WQE's inline bytes */
+#define SEFA_RING_INLINE_MAX_128 80u /* a 128-byte one's (send or RDMA write) */
+#define SEFA_RING_TX_SGES        2u  /* buffer descriptors a send WQE holds */
 
 struct sefa_ring_tx_meta {
 	uint16_t req_id;
@@ -84,6 +86,26 @@ struct sefa_ring_tx_wqe {
 		struct {
 			struct sefa_ring_remote remote;
 			struct sefa_ring_sge local;
+		} rdma;
+	} data;
+};
+
+/*
+ * The 128-byte send WQE, used when a QP has more inline data than 32 bytes or inline
+ * RDMA writes: the same meta descriptor, then room for 80 inline bytes, for a send or
+ * (after the remote address) for an RDMA write.
+ */
+struct sefa_ring_tx_wqe128 {
+	struct sefa_ring_tx_meta meta;
+	union {
+		struct sefa_ring_sge sgl[2];
+		uint8_t inline_data[SEFA_RING_INLINE_MAX_128];
+		struct {
+			struct sefa_ring_remote remote;
+			union {
+				struct sefa_ring_sge local;
+				uint8_t inline_data[SEFA_RING_INLINE_MAX_128];
+			} u;
 		} rdma;
 	} data;
 };
@@ -129,6 +151,9 @@ _Static_assert(offsetof(struct sefa_ring_tx_meta, qkey) == 16, "qkey");
 _Static_assert(offsetof(struct sefa_ring_tx_meta, req_id_hi) == 26, "request id ext");
 _Static_assert(sizeof(struct sefa_ring_tx_wqe) == 64, "send wqe");
 _Static_assert(offsetof(struct sefa_ring_tx_wqe, data.rdma.local) == 48, "rdma local sge");
+_Static_assert(sizeof(struct sefa_ring_tx_wqe128) == 128, "128-byte send wqe");
+_Static_assert(offsetof(struct sefa_ring_tx_wqe128, data.rdma.u.inline_data) == 48,
+               "rdma inline data");
 _Static_assert(sizeof(struct sefa_ring_rx_desc) == 16, "receive descriptor");
 _Static_assert(sizeof(struct sefa_ring_cqe_common) == 6, "completion common");
 _Static_assert(sizeof(struct sefa_ring_tx_cqe) == 16, "send completion");

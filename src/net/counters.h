@@ -88,7 +88,15 @@
 	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")          \
 	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")   \
 	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")  \
-	X(rx_unstamped, "receptions without the kernel's time: socket wait taken as network's")
+	X(rx_unstamped, "receptions without the kernel's time: socket wait taken as network's") \
+	X(ring_send_wqes, "send WQEs taken from device rings (the direct data path)")           \
+	X(ring_recv_wqes, "receives taken from device rings")                                   \
+	X(ring_cqes, "completions written into device CQ rings")                                \
+	X(ring_bad_wqes, "ring WQEs completed with an error before any traffic (bad fields)")   \
+	X(ring_overruns, "doorbells more than a ring ahead: the QP was put in error")           \
+	X(watch_wakes, "times the progress thread woke from watching rings idle")               \
+	X(watch_sleeps, "times the progress thread slept with the doorbell wake armed")         \
+	X(ring_cqe_waits, "ring completions that waited for the client to free CQ ring room")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

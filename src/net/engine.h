@@ -232,6 +232,29 @@ uint64_t net_engine_call_begin(struct net_engine *e);
 void net_engine_call_end(struct net_engine *e, uint64_t now);
 void net_engine_post_end(struct net_engine *e);
 
+/*
+ * Memory the device must watch because no call announces its changes: the rings of a
+ * direct data path (docs/rings.md), where a post is a store to a doorbell. The
+ * progress thread looks every round, and spins (yielding the CPU between rounds) while
+ * a look or the sockets found work within NET_WATCH_SPIN_NS: the application will not
+ * call in to make progress. Then it sleeps: if the watcher can make the store itself
+ * wake the thread (sleep arms that, fd turns readable on a store), until then;
+ * otherwise it looks again every NET_WATCH_IDLE_MS. Every op is called locked.
+ */
+struct net_watch {
+	void *arg;
+	/* Looks at the memory: true when it found work. */
+	bool (*look)(void *arg, uint64_t now);
+	/* The thread will sleep: arm the wake, then look once more (true: work came in
+	 * meanwhile, the thread stays awake and calls wake). NULL: no such wake. */
+	bool (*sleep)(void *arg, uint64_t now);
+	/* The thread is awake again (the fd fired, or anything else woke it). */
+	void (*wake)(void *arg);
+	int fd; /* readable when a store wants the thread; -1 if none */
+};
+/* Starts watching w (copied), or stops (w NULL); one watcher per engine (locked). */
+void net_engine_watch(struct net_engine *e, const struct net_watch *w);
+
 /* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
 void net_engine_arm_count(struct net_engine *e, int delta);
 

@@ -193,6 +193,11 @@ struct net_progress {
 	 * flood; the window it measures its waking share over, and its awake time in it. */
 	bool rt_dropped, rt_refused;
 	uint64_t rt_window_ns, rt_awake_ns;
+	/* net_engine_watch's (locked): the watcher (look NULL: none), when a round last
+	 * found work, and whether the thread sleeps with the watcher's wake armed. */
+	struct net_watch watch;
+	uint64_t watch_busy_ns;
+	bool watch_asleep;
 };
 
 struct net_engine {

@@ -21,6 +21,11 @@
  * back-off of NET_PARK_MIN_NS doubling to NET_PARK_MAX_NS, never past the moment the
  * application stops counting as at its CQs. While a CQ is armed (ibv_req_notify_cq)
  * the thread never parks. Both make progress by one net_engine_service round.
+ *
+ * While memory is watched (device rings: net_engine_watch), none of that applies: the
+ * application of a direct data path never calls in, so the thread is its device. It
+ * serves everything each round, spins while work came lately, and then sleeps until
+ * the watcher's wake, an arrival or a timer (watch_step).
  */
 #include "engine_impl.h"
 
@@ -52,8 +57,10 @@
 #define NET_RT_WINDOW_NS    10000000ull /* awake over half of this: a flood, not RT work */
 #define NET_PARK_MIN_NS     50000ull
 #define NET_PARK_MAX_NS     2000000ull /* parks in a row grow to this */
+#define NET_WATCH_SPIN_NS   2000000ull /* watching: work this recent, look again at once */
+#define NET_WATCH_IDLE_MS   1          /* ... else, with no wake to arm, look this often */
 
-enum { EV_WAKE = 1, EV_TIMER, EV_RX };
+enum { EV_WAKE = 1, EV_TIMER, EV_RX, EV_WATCH };
 
 static void rx_arm(struct net_engine *e)
 {
@@ -234,6 +241,8 @@ static void take_events(struct net_engine *e, const struct epoll_event *evs, int
 {
 	uint64_t drain;
 
+	if (n > 0)
+		net_ctr(e)->progress_wakeups++;
 	for (int i = 0; i < n; i++) {
 		switch (evs[i].data.u32) {
 		case EV_WAKE:
@@ -250,13 +259,82 @@ static void take_events(struct net_engine *e, const struct epoll_event *evs, int
 	}
 }
 
+/*
+ * A round while memory is watched (locked): the watched memory, then everything else
+ * (a direct data path's application never calls in to read the socket or run the
+ * timers, so nothing here is left to it). Idle long enough, the thread arms the
+ * watcher's wake and sleeps.
+ */
+static void watch_step(struct net_engine *e)
+{
+	struct net_watch *w = &e->prog.watch;
+	uint64_t now = sefa_now_ns();
+	bool busy = false;
+
+	if (e->prog.watch_asleep) {
+		e->prog.watch_asleep = false;
+		w->wake(w->arg);
+		net_ctr(e)->watch_wakes++;
+		busy = true;
+	}
+	busy |= w->look(w->arg, now);
+	net_timer_park(&e->timer, 0);
+	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+	if (net_engine_service(e, now)) {
+		busy = true;
+		/* What arrived may have freed room the watched work waits for. */
+		w->look(w->arg, now);
+	}
+	if (busy) {
+		e->prog.watch_busy_ns = now;
+	} else if (now - e->prog.watch_busy_ns >= NET_WATCH_SPIN_NS && w->sleep && w->fd >= 0) {
+		if (w->sleep(w->arg, now)) {
+			w->wake(w->arg);
+			e->prog.watch_busy_ns = now;
+		} else {
+			e->prog.watch_asleep = true;
+			net_ctr(e)->watch_sleeps++;
+		}
+	}
+	rx_arm(e);
+	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+}
+
+/* How long the thread may sleep while watching (locked): not at all while busy; -1
+ * (until a wake) once the watcher's wake is armed. */
+static int watch_timeout(struct net_engine *e, uint64_t now)
+{
+	if (!e->prog.watch.look || e->prog.watch_asleep)
+		return -1;
+	return now - e->prog.watch_busy_ns < NET_WATCH_SPIN_NS ? 0 : NET_WATCH_IDLE_MS;
+}
+
+void net_engine_watch(struct net_engine *e, const struct net_watch *w)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = EV_WATCH};
+	uint64_t one = 1;
+
+	if (e->prog.watch.look && e->prog.watch.fd >= 0)
+		epoll_ctl(e->prog.epfd, EPOLL_CTL_DEL, e->prog.watch.fd, &ev);
+	if (e->prog.watch.look && e->prog.watch_asleep)
+		e->prog.watch.wake(e->prog.watch.arg);
+	e->prog.watch_asleep = false;
+	e->prog.watch = w ? *w : (struct net_watch){.fd = -1};
+	e->prog.watch_busy_ns = sefa_now_ns();
+	if (w && w->fd >= 0 && epoll_ctl(e->prog.epfd, EPOLL_CTL_ADD, w->fd, &ev))
+		e->prog.watch.fd = -1; /* then it looks every NET_WATCH_IDLE_MS */
+	/* The thread may be asleep with no timeout: it starts looking now. */
+	if (w && e->prog.started && write(e->prog.wakefd, &one, sizeof(one)) < 0)
+		sefa_log(SEFA_LOG_WARN, "progress thread: wake: %s", strerror(errno));
+}
+
 static void *progress_main(void *arg)
 {
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
 	uint64_t now, mark, run_start = sefa_now_ns(), woke = run_start;
 	bool rx, reads;
-	int tmo = -1;
+	int tmo = -1, wtmo;
 
 	if (sefa_config_get()->progress_rt) {
 		e->prog.rt_dropped = !progress_priority(true);
@@ -291,12 +369,14 @@ static void *progress_main(void *arg)
 			sefa_unlock(&e->lock);
 			return NULL;
 		}
-		net_ctr(e)->progress_wakeups++;
 		take_events(e, evs, n);
-		if (n > 0)
+		if (e->prog.watch.look)
+			watch_step(e);
+		else if (n > 0)
 			progress_step(e, rx, reads, run_start);
 		now = sefa_now_ns();
 		tmo = net_stats_publish_wait(e, now);
+		wtmo = watch_timeout(e, now);
 		mark = net_stats_mark(e);
 		sefa_unlock(&e->lock);
 		/* Off the lock: the files are read and written while traffic goes on. One
@@ -305,6 +385,10 @@ static void *progress_main(void *arg)
 			net_stats_publish(e, now, mark);
 			tmo = 100;
 		}
+		tmo = wtmo >= 0 && (tmo < 0 || wtmo < tmo) ? wtmo : tmo;
+		/* Spinning: the application (which may share this CPU) runs between looks. */
+		if (wtmo == 0)
+			sched_yield();
 	}
 }
 

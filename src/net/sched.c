@@ -179,7 +179,11 @@ void net_engine_pump(struct net_engine *e)
 	if (e->tx.n)
 		net_engine_flush(e);
 	copy_stats(e);
-	atomic_store_explicit(&e->sched.srd_due_ns, srd_expiry(e->srd), memory_order_relaxed);
+	/* Work left by the bound is due now: a thread that pumps again must come, whether
+	 * or not the application calls in (a direct data path never does). */
+	atomic_store_explicit(&e->sched.srd_due_ns,
+	                      srd_has_ready(e->srd) ? now : srd_expiry(e->srd),
+	                      memory_order_relaxed);
 	rearm(e);
 }
 
@@ -191,7 +195,7 @@ void net_engine_flush_acks(struct net_engine *e)
 
 bool net_sched_timers(struct net_engine *e, uint64_t now)
 {
-	if (now >= srd_expiry(e->srd)) {
+	if (now >= srd_expiry(e->srd) || srd_has_ready(e->srd)) {
 		srd_handle_expiry(e->srd, now);
 		net_engine_pump(e);
 		return true;

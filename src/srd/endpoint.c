@@ -418,6 +418,11 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, uint64_t arrived, const struct
 
 /* ---- output ------------------------------------------------------------------------- */
 
+bool srd_has_ready(const struct srd_ep *ep)
+{
+	return !list_empty(&ep->ready);
+}
+
 int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 {
 	while (!list_empty(&ep->ready)) {

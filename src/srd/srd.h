@@ -288,6 +288,8 @@ struct srd_pkt_out {
 
 /* Produces the next packet due now: 1 and *out filled, or 0 when nothing is due. */
 int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out);
+/* Whether srd_write_pkt may have a packet now (some peer has work ready). */
+bool srd_has_ready(const struct srd_ep *ep);
 
 /* The next time srd_handle_expiry() has work, or UINT64_MAX. */
 uint64_t srd_expiry(const struct srd_ep *ep);

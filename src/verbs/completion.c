@@ -41,8 +41,8 @@ static void count_rdma_error(struct sefa_qp *qp, enum sefa_cntr_op cop)
 		cnt->rdma_write_wr_err++;
 }
 
-void sefa_complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned efa_status,
-                        uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes)
+void sefa_complete_send(struct sefa_qp *qp, uint64_t wr_id, bool ring, bool signaled,
+                        unsigned efa_status, uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes)
 {
 	struct sefa_cqe c;
 
@@ -50,26 +50,56 @@ void sefa_complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsig
 	if (efa_status != EFA_STATUS_OK)
 		count_rdma_error(qp, cop);
 	if (!signaled && efa_status == EFA_STATUS_OK) {
-		qp->unsignaled++;
+		/* A ring's queue is the client's to count: nothing to give back. */
+		if (!ring)
+			qp->unsignaled++;
 		return;
 	}
 	sefa_cqe_build(&c, qp, wr_id, efa_status, opcode);
 	c.is_send = true;
-	c.slots = 1 + qp->unsignaled;
-	qp->unsignaled = 0;
+	c.ring = ring;
+	if (!ring) {
+		c.slots = 1 + qp->unsignaled;
+		qp->unsignaled = 0;
+	}
 	sefa_cq_push(to_scq(qp->qpx.qp_base.send_cq), &c);
+}
+
+void sefa_complete_send_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, bool signaled,
+                            unsigned efa_status, uint64_t bytes)
+{
+	uint8_t opcode = IBV_WC_SEND;
+	enum sefa_cntr_op cop = SEFA_CNTR_SEND;
+
+	switch (w->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		opcode = IBV_WC_RDMA_WRITE;
+		cop = SEFA_CNTR_RDMA_WRITE;
+		break;
+	case IBV_WR_RDMA_READ:
+		cop = SEFA_CNTR_RDMA_READ;
+		break;
+	default:
+		break;
+	}
+	sefa_complete_send(qp, w->wr_id, w->ring, signaled, efa_status, opcode, cop, bytes);
 }
 
 void sefa_complete_recv(struct sefa_qp *qp, const struct sefa_cqe *c, uint64_t bytes)
 {
+	if (c->ring && qp->ring_rx_held)
+		qp->ring_rx_held--;
 	sefa_cntr_count(qp, SEFA_CNTR_RECV, c->vendor_err == EFA_STATUS_OK, bytes);
 	sefa_cq_push(to_scq(qp->qpx.qp_base.recv_cq), c);
 }
 
-void sefa_complete_recv_err(struct sefa_qp *qp, uint64_t wr_id, unsigned efa_status, uint64_t bytes)
+void sefa_complete_recv_err(struct sefa_qp *qp, const struct sefa_recv_wqe *w, unsigned efa_status,
+                            uint64_t bytes)
 {
 	struct sefa_cqe c;
 
-	sefa_cqe_build(&c, qp, wr_id, efa_status, IBV_WC_RECV);
+	sefa_cqe_build(&c, qp, w->wr_id, efa_status, IBV_WC_RECV);
+	c.ring = w->ring;
 	sefa_complete_recv(qp, &c, bytes);
 }

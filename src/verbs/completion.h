@@ -18,14 +18,19 @@ void sefa_cqe_origin(struct sefa_cqe *c, const struct net_peer *peer, uint32_t s
 
 /*
  * Locked: a send queue work request ended. Counted (with `bytes`) under op `cop`; an
- * unsignaled success leaves no entry, its slot returns with the next entry's.
+ * unsignaled success leaves no entry, its slot returns with the next entry's. ring: the
+ * request came from the device ring (its entry goes there, and holds no verbs slot).
  */
-void sefa_complete_send(struct sefa_qp *qp, uint64_t wr_id, bool signaled, unsigned efa_status,
-                        uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes);
+void sefa_complete_send(struct sefa_qp *qp, uint64_t wr_id, bool ring, bool signaled,
+                        unsigned efa_status, uint8_t opcode, enum sefa_cntr_op cop, uint64_t bytes);
+/* The same for a staged WQE: its completion opcode and counter op follow from its own
+ * (a read completes as a send, EFA's quirk). */
+void sefa_complete_send_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, bool signaled,
+                            unsigned efa_status, uint64_t bytes);
 /* Locked: a receive ended with entry c (built above), `bytes` long; counted, then pushed. */
 void sefa_complete_recv(struct sefa_qp *qp, const struct sefa_cqe *c, uint64_t bytes);
 /* Locked: a posted receive ended with an error status, and nothing else to say. */
-void sefa_complete_recv_err(struct sefa_qp *qp, uint64_t wr_id, unsigned efa_status,
+void sefa_complete_recv_err(struct sefa_qp *qp, const struct sefa_recv_wqe *w, unsigned efa_status,
                             uint64_t bytes);
 
 #endif

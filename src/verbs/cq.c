@@ -12,6 +12,7 @@
 
 #include "../util/log.h"
 #include "channel.h"
+#include "ring.h"
 #include "sefa.h"
 #include "verbs_ops.h"
 
@@ -23,6 +24,8 @@ void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe)
 	struct net_engine *eng = cq->ctx->sh->eng;
 
 	sefa_lock(&cq->lock);
+	if (sefa_ring_cq_push(cq, cqe))
+		goto notify;
 	if (cq->count == cq->cap) {
 		uint32_t ncap = cq->cap * 2;
 		struct sefa_cqe *n = malloc(ncap * sizeof(*n));
@@ -41,8 +44,13 @@ void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe)
 		net_engine_counters(eng)->cq_grown++;
 	}
 	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *cqe;
+	/* A ring request whose CQ has no ring: reported here, but the verbs queues never
+	 * counted it, so it gives no slot back. */
+	if (cqe->ring)
+		cq->ring[(cq->head + cq->count) & (cq->cap - 1)].no_slot = true;
 	cq->count++;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
+notify:
 	if (cq->armed) {
 		cq->armed = false;
 		net_engine_arm_count(eng, -1);
@@ -452,6 +460,7 @@ void sefa_cq_detach(struct sefa_cq *cq)
 	if (cq->armed)
 		net_engine_arm_count(sh->eng, -1);
 	cq->armed = false;
+	sefa_ring_cq_free(cq);
 	sh->ncq--;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory regions. Keys are random 32-bit values (lkey == rkey, as EFA reports), so a
- * peer cannot guess one from another; the key table is an open-addressing hash with
+ * Memory regions. Keys are random 24-bit values (lkey == rkey, as EFA reports; a ring
+ * descriptor holds 24 bits of lkey), so a peer cannot guess one from another; the key table is an open-addressing hash with
  * linear probing, looked up on every send and receive under the engine lock.
  */
 #include <errno.h>
@@ -124,6 +124,8 @@ static uint32_t new_key(struct sefa_shared *sh)
 	do {
 		if (getrandom(&key, sizeof(key), 0) != sizeof(key))
 			key = (uint32_t)random() ^ ((uint32_t)random() << 16);
+		/* 24 bits, as EFA's: a ring descriptor's lkey field holds no more. */
+		key &= 0x00ffffffu;
 	} while (key == 0 || sefa_mr_lookup(sh, key));
 	return key;
 }

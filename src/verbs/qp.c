@@ -8,6 +8,7 @@
 #include "../util/log.h"
 #include "completion.h"
 #include "qp_ops.h"
+#include "ring.h"
 #include "sefa.h"
 #include "verbs_ops.h"
 
@@ -341,6 +342,7 @@ void sefa_qp_flush(struct sefa_qp *qp)
 		struct sefa_cqe c;
 
 		sefa_cqe_build(&c, qp, w->wr_id, EFA_STATUS_FLUSHED, IBV_WC_RECV);
+		c.ring = w->ring;
 		/* A receive never reached by a message names no sender. */
 		c.slid = NET_AHN_UNKNOWN;
 		sefa_complete_recv(qp, &c, 0);
@@ -356,6 +358,7 @@ static void qp_reset(struct sefa_qp *qp)
 	sefa_wq_reset(&qp->sq);
 	qp->unsignaled = 0;
 	sefa_wq_reset(&qp->rq);
+	sefa_ring_qp_reset(qp);
 }
 
 SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
@@ -466,6 +469,7 @@ void sefa_qp_detach(struct sefa_qp *qp)
 			a->qp = NULL;
 	}
 	sefa_cntr_release_qp(qp);
+	sefa_ring_qp_free(qp);
 	net_ep_unregister(qp->sh->eng, &qp->ep);
 	qp->sh->nqp--;
 }

@@ -28,6 +28,9 @@ struct sefa_qp_ops {
 	void (*push)(struct net_engine *eng);
 	/* Locked: end every send and claimed receive in flight; flush completions if report. */
 	void (*drain)(struct sefa_qp *qp, bool report);
+	/* Locked: the device ring's own send bookkeeping, n entries of inl inline bytes
+	 * (0 or -ENOMEM); NULL when the type keeps none (UD sends complete at once). */
+	int (*ring_init)(struct sefa_qp *qp, uint32_t n, uint32_t inl);
 };
 
 extern const struct sefa_qp_ops sefa_ud_qp_ops;

@@ -31,6 +31,7 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 		}
 		w = &qp->recvs[(qp->recv_head + qp->recv_count) % qp->rq.depth];
 		w->wr_id = wr->wr_id;
+		w->ring = false;
 		w->num_sge = (uint32_t)wr->num_sge;
 		if (w->num_sge)
 			memcpy(w->sge, wr->sg_list, sizeof(*w->sge) * w->num_sge);

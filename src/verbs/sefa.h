@@ -48,6 +48,12 @@ struct sefa_shared {
 	/* Object counts against the device limits; engine lock. */
 	uint32_t npd, ncq, nqp, nah, ncntr;
 	uint32_t cntr_handles; /* the next completion counter's handle; only grows */
+	/* QPs and CQs whose device rings were queried (ring.c): the engine watches them. */
+	struct list_node ring_qps, ring_cqs;
+	/* ring_wake.c's userfaultfd (-1: none or not yet), whether it was tried, whether
+	 * every doorbell page is registered with it, and whether they are protected now. */
+	int uffd;
+	bool uffd_tried, uffd_all, protected;
 	/* The endpoint read answers belong to (not in the QPN table), and the answers in
 	 * flight (engine lock): the engine's teardown ends them without a callback. */
 	struct net_ep answer_ep;
@@ -154,6 +160,7 @@ struct sefa_cqe {
 	bool is_send;
 	bool unsolicited;
 	bool no_slot;   /* consumed no queue slot (an unsolicited write-with-imm) */
+	bool ring;      /* its work request came from a device ring (ring.c) */
 	uint32_t slots; /* queue slots this entry gives back: 1 + unsignaled sends before it */
 	uint8_t sgid[16];
 };
@@ -184,7 +191,8 @@ struct sefa_cq {
 	uint64_t efa_wc_flags;
 	uint32_t events_delivered; /* by ibv_get_cq_event, under the channel lock */
 	atomic_uint qp_refs;
-	struct sefa_pd *pd; /* the parent domain it was created with (MASK_PD), or NULL */
+	struct sefa_pd *pd;         /* the parent domain it was created with (MASK_PD), or NULL */
+	struct sefa_cq_ring *rings; /* its device ring, once queried (engine lock) */
 };
 
 /* ---- queue pair -------------------------------------------------------- */
@@ -222,6 +230,7 @@ static inline void sefa_wq_reset(struct sefa_wq *wq)
 
 struct sefa_recv_wqe {
 	uint64_t wr_id;
+	bool ring; /* taken from the device ring: completes there */
 	uint32_t num_sge;
 	struct ibv_sge sge[SEFA_MAX_SGE];
 };
@@ -234,6 +243,7 @@ struct sefa_send_wqe {
 	bool has_imm;
 	bool is_inline;
 	bool signaled;
+	bool ring; /* taken from the device ring: completes there */
 	uint32_t num_sge;
 	struct ibv_sge sge[SEFA_MAX_SGE];
 	uint32_t inline_len;
@@ -256,6 +266,7 @@ struct sefa_sq_slot {
 	void *msg; /* the core's handle */
 	uint32_t next_free;
 	bool busy;
+	bool ring_pool; /* one of the ring's slots (qp->ring_slots) */
 };
 
 /* Kinds of SRD tags (net_srd_tag.kind). */
@@ -359,6 +370,15 @@ struct sefa_qp {
 	uint8_t *slot_inline;
 	struct sefa_rq_claim *claims;
 	struct list_node write_claims;
+	/* Device rings (ring.c), once queried; SRD: a slot pool of their own, so that
+	 * ring and verbs posts never take each other's slots. Engine lock. */
+	struct sefa_qp_rings *rings;
+	struct sefa_sq_slot *ring_slots;
+	uint8_t *ring_slot_inline;
+	uint32_t ring_nslots, ring_free;
+	/* Receives taken from the ring and not yet completed (posted, or claimed by an
+	 * arrival): with the verbs queue's own, never more than its depth. */
+	uint32_t ring_rx_held;
 
 	/* Completion counters by operation (bit i of ibv_qp_attach_comp_cntr_op); engine lock. */
 	struct sefa_comp_cntr *cntr[SEFA_CNTR_OPS];

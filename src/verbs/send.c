@@ -39,8 +39,8 @@ void sefa_send_batch_flush(struct sefa_qp *qp, struct sefa_send_batch *b)
 	/* Sent first: once the application sees a completion, it may reuse the buffer. */
 	qp->ops->push(qp->sh->eng);
 	for (uint32_t i = 0; i < b->n; i++)
-		sefa_complete_send(qp, b->e[i].wr_id, b->e[i].signaled, b->e[i].status, IBV_WC_SEND,
-		                   SEFA_CNTR_SEND, b->e[i].len);
+		sefa_complete_send(qp, b->e[i].wr_id, b->e[i].ring, b->e[i].signaled,
+		                   b->e[i].status, IBV_WC_SEND, SEFA_CNTR_SEND, b->e[i].len);
 	b->n = 0;
 }
 
@@ -49,6 +49,7 @@ void sefa_send_batch_add(struct sefa_qp *qp, struct sefa_send_batch *b,
 {
 	b->e[b->n].wr_id = w->wr_id;
 	b->e[b->n].signaled = w->signaled;
+	b->e[b->n].ring = w->ring;
 	b->e[b->n].status = (uint8_t)status;
 	b->e[b->n].len = (uint32_t)len;
 	if (++b->n == SEFA_SEND_BATCH)

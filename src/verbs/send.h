@@ -20,6 +20,7 @@ struct sefa_send_batch {
 		uint64_t wr_id;
 		uint32_t len; /* for a byte-counting completion counter */
 		bool signaled;
+		bool ring;
 		uint8_t status;
 	} e[SEFA_SEND_BATCH];
 };

@@ -2,6 +2,7 @@
 /* The per-process state of a device, shared by all of its contexts. */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "sefa.h"
 #include "srd_qp.h"
@@ -25,6 +26,9 @@ int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out)
 		sh->dev_index = dev_index;
 		sh->answer_ep.ops = &sefa_answer_ops;
 		list_init(&sh->answers);
+		list_init(&sh->ring_qps);
+		list_init(&sh->ring_cqs);
+		sh->uffd = -1;
 		err = net_engine_acquire(dev_index, &sh->eng);
 		if (err) {
 			free(sh);
@@ -58,6 +62,8 @@ void sefa_shared_release(struct sefa_shared *sh)
 			free(a);
 		}
 		free(sh->mr_slots);
+		if (sh->uffd >= 0)
+			close(sh->uffd);
 		free(sh);
 	}
 out:

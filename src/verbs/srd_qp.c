@@ -22,6 +22,7 @@
 #include "../efa/status.h"
 #include "completion.h"
 #include "qp_ops.h"
+#include "ring.h"
 #include "send.h"
 #include "sg.h"
 #include "srd_qp.h"
@@ -64,22 +65,55 @@ static int sqp_init(struct sefa_qp *qp)
 	return 0;
 }
 
+/* The device ring's own slots, one per ring entry (ring.c takes a WQE only when one is
+ * free); inl bytes of inline room each. 0 or -ENOMEM. */
+static int sqp_ring_init(struct sefa_qp *qp, uint32_t n, uint32_t inl)
+{
+	qp->ring_slots = calloc(n, sizeof(*qp->ring_slots));
+	qp->ring_slot_inline = inl ? malloc((size_t)n * inl) : NULL;
+	if (!qp->ring_slots || (inl && !qp->ring_slot_inline)) {
+		free(qp->ring_slots);
+		free(qp->ring_slot_inline);
+		qp->ring_slots = NULL;
+		qp->ring_slot_inline = NULL;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		qp->ring_slots[i].tag.ep = &qp->ep;
+		qp->ring_slots[i].tag.kind = TAG_SQ;
+		qp->ring_slots[i].qp = qp;
+		qp->ring_slots[i].ring_pool = true;
+		qp->ring_slots[i].w.inline_buf =
+		    qp->ring_slot_inline ? qp->ring_slot_inline + (size_t)i * inl : NULL;
+		qp->ring_slots[i].next_free = i + 1;
+	}
+	qp->ring_nslots = n;
+	qp->ring_free = 0;
+	return 0;
+}
+
 static void sqp_fini(struct sefa_qp *qp)
 {
 	free(qp->slots);
 	free(qp->claims);
 	free(qp->slot_inline);
+	free(qp->ring_slots);
+	free(qp->ring_slot_inline);
 }
 
-static struct sefa_sq_slot *sq_slot_get(struct sefa_qp *qp)
+static struct sefa_sq_slot *sq_slot_get(struct sefa_qp *qp, bool ring)
 {
+	struct sefa_sq_slot *pool = ring ? qp->ring_slots : qp->slots;
+	uint32_t *free_head = ring ? &qp->ring_free : &qp->sq.free;
+	uint32_t n = ring ? qp->ring_nslots : qp->sq.depth;
 	struct sefa_sq_slot *s;
 
-	/* Occupancy never exceeds the depth, so a slot is always free here. */
-	if (qp->sq.free >= qp->sq.depth)
+	/* Occupancy never exceeds the depth (the ring's: ring.c checks), so a slot is
+	 * always free here. */
+	if (*free_head >= n)
 		return NULL;
-	s = &qp->slots[qp->sq.free];
-	qp->sq.free = s->next_free;
+	s = &pool[*free_head];
+	*free_head = s->next_free;
 	s->busy = true;
 	return s;
 }
@@ -88,8 +122,13 @@ static void sq_slot_put(struct sefa_qp *qp, struct sefa_sq_slot *s)
 {
 	s->busy = false;
 	s->msg = NULL;
-	s->next_free = qp->sq.free;
-	qp->sq.free = (uint32_t)(s - qp->slots);
+	if (s->ring_pool) {
+		s->next_free = qp->ring_free;
+		qp->ring_free = (uint32_t)(s - qp->ring_slots);
+	} else {
+		s->next_free = qp->sq.free;
+		qp->sq.free = (uint32_t)(s - qp->slots);
+	}
 }
 
 /* A pooled claim for a send; an allocated, listed one for a write. */
@@ -145,34 +184,11 @@ static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 
 /* ---- completions ---------------------------------------------------------------------- */
 
-/* EFA's completion opcodes for our messages: a read completes as a send (a quirk). */
-static uint8_t send_wc_opcode(uint8_t wr_opcode)
-{
-	return wr_opcode == IBV_WR_RDMA_WRITE || wr_opcode == IBV_WR_RDMA_WRITE_WITH_IMM
-	           ? IBV_WC_RDMA_WRITE
-	           : IBV_WC_SEND;
-}
-
-/* The counter op of a send queue work request. */
-static enum sefa_cntr_op send_cntr_op(uint8_t wr_opcode)
-{
-	switch (wr_opcode) {
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		return SEFA_CNTR_RDMA_WRITE;
-	case IBV_WR_RDMA_READ:
-		return SEFA_CNTR_RDMA_READ;
-	default:
-		return SEFA_CNTR_SEND;
-	}
-}
-
 /* A send queue work request of ours ended (a flush is reported even if unsignaled). */
 static void complete_wqe(struct sefa_qp *qp, const struct sefa_send_wqe *w, bool signaled,
                          unsigned status, uint64_t bytes)
 {
-	sefa_complete_send(qp, w->wr_id, signaled, status, send_wc_opcode(w->opcode),
-	                   send_cntr_op(w->opcode), bytes);
+	sefa_complete_send_wqe(qp, w, signaled, status, bytes);
 }
 
 /* ---- sending -------------------------------------------------------------------------- */
@@ -269,7 +285,7 @@ static void sqp_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 	peer = w->has_ah ? net_peer_by_ahn(eng, w->ahn) : NULL;
 	status = check_wqe(qp, w, op, peer, &total);
 	if (status == EFA_STATUS_OK)
-		s = sq_slot_get(qp);
+		s = sq_slot_get(qp, w->ring);
 	if (status == EFA_STATUS_OK && !s)
 		status = EFA_STATUS_LOCAL_QP_INTERNAL_ERROR;
 	if (status != EFA_STATUS_OK) {
@@ -420,6 +436,8 @@ static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 		}
 	}
 	if (needs_wqe && !qp->recv_count)
+		sefa_ring_rq_take(qp);
+	if (needs_wqe && !qp->recv_count)
 		return SRD_REMOTE_RNR;
 	c = claim_get(qp, write);
 	if (!c)
@@ -441,7 +459,7 @@ static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 		return SRD_OK;
 	/* The receive is used up by the error, here and at the sender. */
 	cnt->rx_len_err += status == EFA_STATUS_LOCAL_BAD_LENGTH;
-	sefa_complete_recv_err(qp, c->w.wr_id, status, c->len);
+	sefa_complete_recv_err(qp, &c->w, status, c->len);
 	claim_put(qp, c);
 	return status == EFA_STATUS_LOCAL_BAD_LENGTH ? SRD_REMOTE_BAD_LENGTH : SRD_REMOTE_ABORT;
 }
@@ -502,6 +520,7 @@ static void sqp_done(struct net_ep *ep, struct net_srd_tag *tag, const struct ne
 	/* Unsolicited: no receive was consumed; the entry takes no RQ slot. */
 	e.unsolicited = !c->has_wqe;
 	e.no_slot = !c->has_wqe;
+	e.ring = c->has_wqe && c->w.ring;
 	net_engine_counters(qp->sh->eng)->recv_wrs++;
 	sefa_complete_recv(qp, &e, c->len);
 	claim_put(qp, c);
@@ -610,21 +629,27 @@ static uint8_t *sqp_direct(struct net_ep *ep, const struct net_srd_rx *rx, uint3
  * Locked. Ends every message and claim of the QP: with flush completions when the QP
  * moves to ERR, silently for RESET and destroy.
  */
-static void sqp_drain(struct sefa_qp *qp, bool report)
+static void drain_slots(struct sefa_qp *qp, struct sefa_sq_slot *pool, uint32_t n, bool report)
 {
-	struct net_engine *eng = qp->sh->eng;
-
-	for (uint32_t i = 0; i < qp->sq.depth; i++) {
-		struct sefa_sq_slot *s = &qp->slots[i];
+	for (uint32_t i = 0; i < n; i++) {
+		struct sefa_sq_slot *s = &pool[i];
 
 		if (!s->busy)
 			continue;
 		if (s->msg)
-			net_srd_cancel(eng, s->msg);
+			net_srd_cancel(qp->sh->eng, s->msg);
 		if (report)
 			complete_wqe(qp, &s->w, true, EFA_STATUS_FLUSHED, s->len);
 		sq_slot_put(qp, s);
 	}
+}
+
+static void sqp_drain(struct sefa_qp *qp, bool report)
+{
+	struct net_engine *eng = qp->sh->eng;
+
+	drain_slots(qp, qp->slots, qp->sq.depth, report);
+	drain_slots(qp, qp->ring_slots, qp->ring_nslots, report);
 	net_srd_forget_claims(eng, &qp->ep);
 	for (uint32_t i = 0; i < qp->rq.depth; i++) {
 		struct sefa_rq_claim *c = &qp->claims[i];
@@ -632,7 +657,7 @@ static void sqp_drain(struct sefa_qp *qp, bool report)
 		if (!c->busy)
 			continue;
 		if (report)
-			sefa_complete_recv_err(qp, c->w.wr_id, EFA_STATUS_FLUSHED, c->len);
+			sefa_complete_recv_err(qp, &c->w, EFA_STATUS_FLUSHED, c->len);
 		claim_put(qp, c);
 	}
 	while (!list_empty(&qp->write_claims)) {
@@ -640,7 +665,7 @@ static void sqp_drain(struct sefa_qp *qp, bool report)
 		    container_of(qp->write_claims.next, struct sefa_rq_claim, link);
 
 		if (report && c->has_wqe)
-			sefa_complete_recv_err(qp, c->w.wr_id, EFA_STATUS_FLUSHED, c->len);
+			sefa_complete_recv_err(qp, &c->w, EFA_STATUS_FLUSHED, c->len);
 		claim_put(qp, c);
 	}
 }
@@ -692,4 +717,5 @@ const struct sefa_qp_ops sefa_srd_qp_ops = {
     .transmit = sqp_transmit,
     .push = net_engine_kick_tx, /* SRD sends complete on ack */
     .drain = sqp_drain,
+    .ring_init = sqp_ring_init,
 };

@@ -12,6 +12,7 @@
 #include "../efa/status.h"
 #include "completion.h"
 #include "qp_ops.h"
+#include "ring.h"
 #include "send.h"
 #include "sg.h"
 
@@ -140,6 +141,8 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 		cnt->rx_bad_qkey++;
 		return;
 	}
+	if (!qp->recv_count)
+		sefa_ring_rq_take(qp);
 	if (!qp->recv_count) {
 		cnt->ud_rx_no_wqe++;
 		return;
@@ -150,6 +153,7 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 		cnt->rx_len_err++;
 	cnt->recv_wrs++;
 	sefa_cqe_build(&c, qp, w->wr_id, status, IBV_WC_RECV);
+	c.ring = w->ring;
 	/* As on InfiniBand UD, the length counts the 40-byte GRH slot. */
 	c.byte_len = status == EFA_STATUS_OK ? len + SEFA_GRH_LEN : 0;
 	sefa_cqe_origin(&c, info->peer, h->src_qpn, info->src_gid, h->flags & SRD_UD_F_IMM, h->imm);

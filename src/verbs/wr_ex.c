@@ -38,6 +38,7 @@ static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
 	w->wr_id = qpx->wr_id;
 	w->opcode = opcode;
 	w->has_imm = false;
+	w->ring = false;
 	w->is_inline = false;
 	w->signaled = (qpx->wr_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all;
 	w->num_sge = 0;
