@@ -291,6 +291,10 @@ if [ -x "$here/scale.sh" ]; then
 	"$here/scale.sh" "$build"
 fi
 
+# The device rings beside the verbs path (bench/rings.sh): rings.md.
+echo "perf: device rings" >&2
+"$here/rings.sh" "$build"
+
 # MPI (bench/mpi.sh): Open MPI over softefa beside its tcp transport, mpi.md.
 rm -f "$out/mpi.md"
 if command -v mpirun >/dev/null && command -v mpicc >/dev/null; then

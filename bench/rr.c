@@ -20,6 +20,13 @@
  *       --imm-lat writes with immediate data and waits for it in the CQ. Both sides
  *       take the same flag; B is a multiple of 8.
  *
+ *   rr server|client --srd --rate ... [--size B] [--depth D] [--duration-ms T]
+ *       a one-way stream of sends, D in flight: the client prints messages per second
+ *   --ring (with --srd, both sides): the sends, receives and completions go through
+ *       the device rings (efadv_query_qp_wqs / efadv_query_cq, docs/rings.md), as
+ *       libfabric's efa-direct does: no verbs call on the data path
+ *   --gap-us G (client): waits G us between round trips, so that the engine idles
+ *
  * The client prints one line: count, p50, p99, p99.9, max (us), and, with --samples,
  * writes every round trip (us, in order) to FILE. The out-of-band exchange of SRD
  * addresses uses TCP on the same port. Exit 0 only if every request was answered.
@@ -40,6 +47,7 @@
 #include <unistd.h>
 
 #define BENCH_TOOL "rr"
+#include "../tests/unit/ring_client.h"
 #include "../tests/unit/verbs_setup.h"
 #include "bench_util.h"
 
@@ -95,6 +103,11 @@ struct srd {
 	struct ibv_mr *rmr;
 	uint64_t remote_addr;
 	uint32_t remote_rkey;
+	/* --ring: the device rings, and the AH's number the WQEs name */
+	int ring;
+	struct wq sq, rq;
+	struct cqr cqr;
+	uint16_t ahn;
 };
 
 struct srd_info {
@@ -106,6 +119,11 @@ struct srd_info {
 
 static void srd_post_recv(struct srd *s, unsigned slot)
 {
+	if (s->ring) {
+		ring_rq_post(&s->rq, (uint16_t)slot, s->buf + (size_t)slot * MAX_SIZE, MAX_SIZE, 1,
+		             s->mr->lkey);
+		return;
+	}
 	struct ibv_sge sge = {(uintptr_t)(s->buf + (size_t)slot * MAX_SIZE), MAX_SIZE, s->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1}, *bad;
 
@@ -149,6 +167,18 @@ static void srd_open(struct srd *s, struct srd_info *me)
 	failed = qp_try_rts(s->qp, QKEY, 7);
 	if (failed)
 		die(failed);
+	if (s->ring) {
+		struct efadv_wq_attr sa, ra;
+		struct efadv_cq_attr ca;
+
+		if (efadv_query_qp_wqs(s->qp, &sa, &ra, sizeof(sa)) ||
+		    efadv_query_cq(s->cq, &ca, sizeof(ca)))
+			die("query rings");
+		s->sq = (struct wq){sa.buffer, sa.entry_size, sa.num_entries, sa.doorbell, 0, 0};
+		s->rq = (struct wq){ra.buffer, ra.entry_size, ra.num_entries, ra.doorbell, 0, 0};
+		s->cqr =
+		    (struct cqr){ca.buffer, ca.entry_size, ca.num_entries, ca.doorbell, 0, 1, 1};
+	}
 	for (unsigned i = 0; i < NRECV; i++)
 		srd_post_recv(s, i);
 	if (ibv_query_gid(s->ctx, 1, 0, &me->gid))
@@ -163,6 +193,13 @@ static void srd_connect(struct srd *s, const struct srd_info *peer)
 	s->ah = ah_to(s->pd, &peer->gid);
 	if (!s->ah)
 		die("create_ah");
+	if (s->ring) {
+		struct efadv_ah_attr aa;
+
+		if (efadv_query_ah(s->ah, &aa, sizeof(aa)))
+			die("query ah");
+		s->ahn = aa.ahn;
+	}
 	s->remote_qpn = peer->qpn;
 	s->remote_rkey = peer->rkey;
 	s->remote_addr = peer->addr;
@@ -218,6 +255,18 @@ static double srd_bw(struct srd *s, int read, uint32_t size, uint32_t span, unsi
 
 static void srd_send(struct srd *s, uint32_t len)
 {
+	if (s->ring) {
+		uint8_t w[128];
+
+		ring_meta(w, s->sq.phase, 1u << 31, OP_SEND, 0, (uint16_t)s->remote_qpn, s->ahn,
+		          QKEY);
+		ring_buf_desc(w + M_DATA, (uintptr_t)(s->buf + (size_t)NRECV * MAX_SIZE), len,
+		              s->mr->lkey);
+		put16(w + M_LENGTH, 1);
+		ring_sq_write(&s->sq, w);
+		ring_sq_doorbell(&s->sq);
+		return;
+	}
 	ibv_wr_start(s->qx);
 	s->qx->wr_id = 1u << 31;
 	s->qx->wr_flags = IBV_SEND_SIGNALED;
@@ -235,6 +284,23 @@ static void srd_send(struct srd *s, uint32_t len)
  */
 static int srd_wait(struct srd *s, int want_send)
 {
+	while (s->ring) {
+		struct got g;
+
+		if (!ring_cq_next(&s->cqr, &g))
+			continue;
+		if (g.status) {
+			fprintf(stderr, "rr: ring completion status %u\n", g.status);
+			return -1;
+		}
+		if (!g.send) {
+			srd_post_recv(s, (unsigned)g.req);
+			if (!want_send)
+				return (int)g.len;
+		} else if (want_send) {
+			return 0;
+		}
+	}
 	for (;;) {
 		struct ibv_wc wc;
 
@@ -380,7 +446,8 @@ static int srd_write_pingpong(struct srd *s, int server, int imm, uint32_t size,
 /* ---- the loop ------------------------------------------------------------------- */
 
 struct opts {
-	int server, srd, write_bw, read_bw, write_lat, imm_lat;
+	int server, srd, write_bw, read_bw, write_lat, imm_lat, ring, rate;
+	uint64_t gap_us;
 	unsigned depth;
 	uint16_t port;
 	const char *host, *samples;
@@ -408,11 +475,52 @@ static void report(const struct opts *o, uint64_t *rtt, uint64_t n)
 	printf("%s size %u count %llu p50 %.2f p99 %.2f p99.9 %.2f max %.2f us\n",
 	       o->write_lat ? "srd-write"
 	       : o->imm_lat ? "srd-imm"
+	       : o->ring    ? "srd-ring"
 	       : o->srd     ? "srd"
 	                    : "tcp",
 	       o->size, (unsigned long long)n, n ? (double)rtt[n / 2] / 1e3 : 0,
 	       n ? (double)rtt[n * 99 / 100] / 1e3 : 0, n ? (double)rtt[n * 999 / 1000] / 1e3 : 0,
 	       n ? (double)rtt[n - 1] / 1e3 : 0);
+}
+
+/*
+ * --rate: the client keeps `depth` sends of `size` in flight until the deadline and
+ * prints how many completed per second; the server only takes them (receives re-posted
+ * as they complete). A zero-length send ends it, answered as in the ping-pong.
+ */
+static int srd_rate(struct srd *s, const struct opts *o, uint64_t deadline)
+{
+	uint64_t t0 = now_ns(), done = 0;
+	unsigned out = 0;
+
+	if (o->server) {
+		for (;;) {
+			int len = srd_wait(s, 0);
+
+			if (len < 0)
+				return 1;
+			if (len == 0) {
+				srd_send(s, 0);
+				return srd_wait(s, 1) < 0;
+			}
+		}
+	}
+	if (deadline == UINT64_MAX)
+		deadline = t0 + 3000000000ull;
+	while (now_ns() < deadline || out) {
+		while (out < o->depth && now_ns() < deadline) {
+			srd_send(s, o->size);
+			out++;
+		}
+		if (srd_wait(s, 1) < 0)
+			return 1;
+		out--;
+		done++;
+	}
+	printf("srd%s rate size %u depth %u %.0f msg/s\n", s->ring ? "-ring" : "", o->size,
+	       o->depth, (double)done / ((double)(now_ns() - t0) / 1e9));
+	srd_send(s, 0);
+	return srd_wait(s, 0) < 0;
 }
 
 static int run(const struct opts *o)
@@ -427,6 +535,7 @@ static int run(const struct opts *o)
 	if ((!o->server && !rtt) || !buf)
 		die("memory");
 	memset(buf, 0x5a, MAX_SIZE);
+	s.ring = o->ring;
 	if (o->srd)
 		srd_open(&s, &me);
 	fd = o->server ? tcp_listen_accept(o->port) : tcp_connect(o->host, o->port);
@@ -457,6 +566,14 @@ static int run(const struct opts *o)
 		return rc;
 	}
 	deadline = o->duration_ms ? now_ns() + o->duration_ms * 1000000ull : UINT64_MAX;
+	if (o->rate) {
+		rc = srd_rate(&s, o, deadline);
+		ibv_close_device(s.ctx);
+		close(fd);
+		free(rtt);
+		free(buf);
+		return rc;
+	}
 	if (o->write_lat || o->imm_lat) {
 		rc = srd_write_pingpong(&s, o->server, o->imm_lat, o->size, rtt, cap, deadline, &n);
 		if (!o->server && !rc)
@@ -497,6 +614,8 @@ static int run(const struct opts *o)
 		if (rc)
 			break;
 		rtt[n++] = now_ns() - t0;
+		if (o->gap_us)
+			usleep((useconds_t)o->gap_us);
 	}
 	if (!o->server) {
 		report(o, rtt, n);
@@ -538,6 +657,13 @@ int main(int argc, char **argv)
 			o.write_lat = 1;
 		} else if (!strcmp(argv[i], "--imm-lat")) {
 			o.imm_lat = 1;
+		} else if (!strcmp(argv[i], "--ring")) {
+			o.ring = 1;
+		} else if (!strcmp(argv[i], "--rate")) {
+			o.rate = 1;
+		} else if (v && !strcmp(argv[i], "--gap-us")) {
+			o.gap_us = strtoull(v, NULL, 10);
+			i++;
 		} else if (v && !strcmp(argv[i], "--depth")) {
 			o.depth = (unsigned)atoi(v);
 			i++;
@@ -570,7 +696,9 @@ int main(int argc, char **argv)
 	    o.size > ((o.write_bw || o.read_bw || o.write_lat || o.imm_lat) ? REGION : MAX_SIZE) ||
 	    o.span > REGION || ((o.write_bw || o.read_bw || o.write_lat || o.imm_lat) && !o.srd) ||
 	    ((o.write_lat || o.imm_lat) && (o.size < 8 || o.size % 8 || o.size > REGION / 2)) ||
-	    o.write_bw + o.read_bw + o.write_lat + o.imm_lat > 1 ||
+	    o.write_bw + o.read_bw + o.write_lat + o.imm_lat + o.rate > 1 ||
+	    ((o.ring || o.rate) && !o.srd) ||
+	    (o.ring && (o.write_bw || o.read_bw || o.write_lat || o.imm_lat)) ||
 	    (o.count && o.count >= (uint32_t)WRITE_END))
 		goto usage;
 	return run(&o);
@@ -582,6 +710,9 @@ usage:
 	        "       rr client --srd --write-bw|--read-bw --port P --host ADDR --size B\n"
 	        "                 [--depth D] [--span BYTES] [--duration-ms T]\n"
 	        "       rr server|client --srd --write-lat|--imm-lat --port P [--host ADDR]\n"
-	        "                 [--size B] [--count N] [--duration-ms T]\n");
+	        "                 [--size B] [--count N] [--duration-ms T]\n"
+	        "       rr server|client --srd --rate --port P [--host ADDR] [--size B]\n"
+	        "                 [--depth D] [--duration-ms T]\n"
+	        "       --ring (--srd, both sides): through the device rings; --gap-us G\n");
 	return 2;
 }

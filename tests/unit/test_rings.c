@@ -29,6 +29,7 @@
 #include "check.h"
 #include "engine_stats.h"
 #include "qp_rts.h"
+#include "ring_client.h"
 #include "verbs_setup.h"
 
 #define QKEY     0x2468aceu
@@ -39,77 +40,6 @@
 #define RX_SLOT  9000u /* receive slots: [0, RQ_WR * RX_SLOT) of each end's buffer */
 #define TX_OFF   (RQ_WR * RX_SLOT)
 #define RDMA_OFF (2u << 20) /* the RDMA area: [RDMA_OFF, BUF) */
-
-/* Descriptor fields, by byte offset (EFA's efa_io formats). */
-enum {
-	M_REQ_ID = 0,
-	M_CTRL1 = 2,
-	M_CTRL2 = 3,
-	M_DEST_QPN = 4,
-	M_LENGTH = 6,
-	M_IMM = 8,
-	M_AHN = 12,
-	M_QKEY = 16,
-	M_REQ_ID_EX = 26,
-	M_DATA = 32,
-	OP_SEND = 0,
-	OP_READ = 1,
-	OP_WRITE = 2,
-	C1_IMM = 1 << 4,
-	C1_INLINE = 1 << 5,
-	C1_META = 1 << 7,
-	C2_PHASE = 1 << 0,
-	C2_FIRST = 1 << 2,
-	C2_LAST = 1 << 3,
-	C2_COMP = 1 << 4,
-	RX_FIRST = 1u << 30,
-	RX_LAST = 1u << 31,
-	CQE_FLAGS = 3,
-	CQE_STATUS = 2,
-	CQE_QPN = 4,
-	CQE_REQ_EX = 6,
-	CQE_LEN = 6,
-	CQE_AHN = 8,
-	CQE_SRC_QPN = 10,
-	CQE_IMM = 12,
-	CQE_LEN_HI = 16,
-};
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	memcpy(p, &v, 2);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-static uint16_t get16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return v;
-}
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-struct wq {
-	uint8_t *buf;
-	uint32_t esz, n, *db;
-	uint16_t pc;
-	unsigned phase;
-};
-
-struct cqr {
-	uint8_t *buf;
-	uint32_t esz, n, *db;
-	uint16_t cc;
-	unsigned phase;
-	bool ack; /* write the consumer index back, as libfabric does */
-};
 
 struct end {
 	struct ibv_context *ctx;
@@ -122,16 +52,6 @@ struct end {
 	uint8_t *buf;
 	struct wq sq, rq;
 	struct cqr cqr;
-};
-
-/* A completion as the ring gave it. */
-struct got {
-	bool send;
-	uint8_t status, op;
-	bool imm_flag, unsol;
-	uint64_t req;
-	uint16_t qpn, src_qpn, ahn;
-	uint32_t len, imm;
 };
 
 static uint64_t rng_state;
@@ -215,40 +135,18 @@ static void end_close(struct end *e)
 
 static void sq_doorbell(struct end *e)
 {
-	__atomic_store_n(e->sq.db, e->sq.pc, __ATOMIC_RELEASE);
+	ring_sq_doorbell(&e->sq);
 }
 
-/* Writes one send WQE (64 or 128 bytes) at the producer counter; publish separately. */
 static void sq_write(struct end *e, const uint8_t *wqe)
 {
-	uint8_t *dst = e->sq.buf + (size_t)(e->sq.pc & (e->sq.n - 1)) * e->sq.esz;
-
-	memcpy(dst, wqe, e->sq.esz);
-	e->sq.pc++;
-	if (!(e->sq.pc & (e->sq.n - 1)))
-		e->sq.phase ^= 1;
+	ring_sq_write(&e->sq, wqe);
 }
 
 static void meta(uint8_t *w, const struct end *e, const struct end *to, uint64_t req, unsigned op,
                  unsigned c1)
 {
-	memset(w, 0, 128);
-	put16(w + M_REQ_ID, (uint16_t)req);
-	for (int i = 0; i < 3; i++)
-		put16(w + M_REQ_ID_EX + 2 * i, (uint16_t)(req >> (16 * (i + 1))));
-	w[M_CTRL1] = (uint8_t)(C1_META | op | c1);
-	w[M_CTRL2] = (uint8_t)(C2_FIRST | C2_LAST | C2_COMP | (e->sq.phase & 1));
-	put16(w + M_DEST_QPN, (uint16_t)to->qp->qp_num);
-	put16(w + M_AHN, e->ahn);
-	put32(w + M_QKEY, QKEY);
-}
-
-static void buf_desc(uint8_t *d, uint64_t addr, uint32_t len, uint32_t lkey)
-{
-	put32(d, len);
-	put32(d + 4, lkey & 0xffffff);
-	put32(d + 8, (uint32_t)addr);
-	put32(d + 12, (uint32_t)(addr >> 32));
+	ring_meta(w, e->sq.phase, req, op, c1, (uint16_t)to->qp->qp_num, e->ahn, QKEY);
 }
 
 static void ring_send(struct end *e, const struct end *to, uint64_t req, const uint8_t *src,
@@ -262,11 +160,11 @@ static void ring_send(struct end *e, const struct end *to, uint64_t req, const u
 		memcpy(w + M_DATA, src, len);
 		put16(w + M_LENGTH, (uint16_t)len);
 	} else if (len > 100) { /* two buffers */
-		buf_desc(w + M_DATA, (uintptr_t)src, 100, e->mr->lkey);
-		buf_desc(w + M_DATA + 16, (uintptr_t)src + 100, len - 100, e->mr->lkey);
+		ring_buf_desc(w + M_DATA, (uintptr_t)src, 100, e->mr->lkey);
+		ring_buf_desc(w + M_DATA + 16, (uintptr_t)src + 100, len - 100, e->mr->lkey);
 		put16(w + M_LENGTH, 2);
 	} else {
-		buf_desc(w + M_DATA, (uintptr_t)src, len, e->mr->lkey);
+		ring_buf_desc(w + M_DATA, (uintptr_t)src, len, e->mr->lkey);
 		put16(w + M_LENGTH, 1);
 	}
 	sq_write(e, w);
@@ -284,7 +182,7 @@ static void ring_rdma(struct end *e, const struct end *to, uint64_t req, unsigne
 	put32(w + M_DATA + 4, rkey);
 	put32(w + M_DATA + 8, (uint32_t)raddr);
 	put32(w + M_DATA + 12, (uint32_t)(raddr >> 32));
-	buf_desc(w + M_DATA + 16, (uintptr_t)local, len, e->mr->lkey);
+	ring_buf_desc(w + M_DATA + 16, (uintptr_t)local, len, e->mr->lkey);
 	put16(w + M_LENGTH, 1);
 	sq_write(e, w);
 }
@@ -292,58 +190,12 @@ static void ring_rdma(struct end *e, const struct end *to, uint64_t req, unsigne
 /* A receive of nbuf buffers (1-3) over [addr, addr + len); publishes it. */
 static void ring_recv(struct end *e, uint16_t req, uint8_t *addr, uint32_t len, unsigned nbuf)
 {
-	uint32_t part = len / nbuf;
-
-	for (unsigned i = 0; i < nbuf; i++) {
-		uint8_t *d = e->rq.buf + (size_t)(e->rq.pc & (e->rq.n - 1)) * 16;
-		uint32_t l = i + 1 == nbuf ? len - part * i : part;
-		uint32_t ctrl = (e->mr->lkey & 0xffffff) | (i == 0 ? RX_FIRST : 0) |
-		                (i + 1 == nbuf ? RX_LAST : 0);
-
-		put32(d, (uint32_t)(uintptr_t)(addr + part * i));
-		put32(d + 4, (uint32_t)((uintptr_t)(addr + part * i) >> 32));
-		put16(d + 8, req);
-		put16(d + 10, (uint16_t)l);
-		put32(d + 12, ctrl);
-		e->rq.pc++;
-	}
-	__atomic_store_n(e->rq.db, e->rq.pc, __ATOMIC_RELEASE);
+	ring_rq_post(&e->rq, req, addr, len, nbuf, e->mr->lkey);
 }
 
-/* The next completion of the CQ ring, or false. */
 static bool cq_next(struct end *e, struct got *g)
 {
-	struct cqr *c = &e->cqr;
-	const uint8_t *p = c->buf + (size_t)(c->cc & (c->n - 1)) * c->esz;
-	uint8_t f = __atomic_load_n(p + CQE_FLAGS, __ATOMIC_ACQUIRE);
-
-	if ((f & 1) != c->phase)
-		return false;
-	g->status = p[CQE_STATUS];
-	g->send = ((f >> 1) & 3) == 1;
-	g->imm_flag = (f >> 3) & 1;
-	g->op = (f >> 4) & 7;
-	g->unsol = (f >> 7) & 1;
-	g->qpn = get16(p + CQE_QPN);
-	g->req = get16(p);
-	if (g->send) {
-		for (int i = 0; i < 3; i++)
-			g->req |= (uint64_t)get16(p + CQE_REQ_EX + 2 * i) << (16 * (i + 1));
-		g->len = 0;
-	} else {
-		g->len = get16(p + CQE_LEN);
-		if (g->op == OP_WRITE)
-			g->len |= (uint32_t)get16(p + CQE_LEN_HI) << 16;
-		g->ahn = get16(p + CQE_AHN);
-		g->src_qpn = get16(p + CQE_SRC_QPN);
-		g->imm = get32(p + CQE_IMM);
-	}
-	c->cc++;
-	if (!(c->cc & (c->n - 1)))
-		c->phase ^= 1;
-	if (c->ack)
-		__atomic_store_n(c->db, (uint32_t)c->cc, __ATOMIC_RELEASE);
-	return true;
+	return ring_cq_next(&e->cqr, g);
 }
 
 /* For a report: is the page of p write-protected (pagemap bit 57, uffd-wp)? */
@@ -695,14 +547,14 @@ static void test_bad(struct end *a, struct end *b)
 	memset(canary, 0x5a, 4096);
 	/* An lkey nobody registered. */
 	meta(w, a, b, 1, OP_SEND, 0);
-	buf_desc(w + M_DATA, (uintptr_t)la, 64, a->mr->lkey ^ 0x800000);
+	ring_buf_desc(w + M_DATA, (uintptr_t)la, 64, a->mr->lkey ^ 0x800000);
 	put16(w + M_LENGTH, 1);
 	sq_write(a, w);
 	sq_doorbell(a);
 	CHECK_EQ(send_status(a, 1), 5); /* LOCAL_ERROR_INVALID_LKEY */
 	/* A buffer outside the region its lkey names. */
 	meta(w, a, b, 2, OP_SEND, 0);
-	buf_desc(w + M_DATA, (uintptr_t)canary, 64, a->mr->lkey);
+	ring_buf_desc(w + M_DATA, (uintptr_t)canary, 64, a->mr->lkey);
 	put16(w + M_LENGTH, 1);
 	sq_write(a, w);
 	sq_doorbell(a);
