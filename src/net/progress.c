@@ -241,7 +241,8 @@ static void take_events(struct net_engine *e, const struct epoll_event *evs, int
 {
 	uint64_t drain;
 
-	if (n > 0)
+	/* A watching thread's looks while it spins are no wake-ups. */
+	if (n > 0 || !e->prog.watch.look)
 		net_ctr(e)->progress_wakeups++;
 	for (int i = 0; i < n; i++) {
 		switch (evs[i].data.u32) {
