@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Memory regions. Keys are random 24-bit values (lkey == rkey, as EFA reports; a ring
- * descriptor holds 24 bits of lkey), so a peer cannot guess one from another; the key table is an open-addressing hash with
- * linear probing, looked up on every send and receive under the engine lock.
+ * descriptor holds 24 bits of lkey), so a peer cannot guess one from another; the key
+ * table is an open-addressing hash with linear probing, looked up on every send and
+ * receive under the engine lock.
  */
 #include <errno.h>
 #include <stdio.h>
