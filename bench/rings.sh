@@ -20,14 +20,15 @@ port=${RINGS_PORT:-24000}
 
 # one MODE(verbs|ring) PLACE(pinned|unpinned) ARGS...: the client's output line.
 one() {
-	local mode=$1 place=$2 ring=()
+	local mode=$1 place=$2 ring=() rings=0
 	shift 2
-	[ "$mode" = ring ] && ring=(--ring)
+	[ "$mode" = ring ] && ring=(--ring) rings=1
 	port=$((port + 1))
 	local save0=("${pin0[@]}") save1=("${pin1[@]}")
 	if [ "$place" = unpinned ]; then pin0=() pin1=(); fi
-	pair t $port "$SOFTEFA" run -- "$RR" server --srd "${ring[@]}" --port $port "$@" :: \
-		"$SOFTEFA" run -- "$RR" client --srd "${ring[@]}" --port $port --host 127.0.0.1 "$@"
+	pair t $port env SOFTEFA_RINGS=$rings "$SOFTEFA" run -- "$RR" server --srd "${ring[@]}" \
+		--port $port "$@" :: env SOFTEFA_RINGS=$rings "$SOFTEFA" run -- "$RR" client --srd \
+		"${ring[@]}" --port $port --host 127.0.0.1 "$@"
 	pin0=("${save0[@]}") pin1=("${save1[@]}")
 }
 

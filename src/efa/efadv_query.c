@@ -82,12 +82,16 @@ SEFA_EXPORT int sefa_efadv_query_mr(struct ibv_mr *ibvmr, struct efadv_mr_attr *
 /*
  * The device rings of the direct data path (docs/rings.md, src/verbs/ring.c): made by
  * the first query, the same ones on every later query. The inlen rules are libefa's:
- * the struct must reach max_batch (a QP's) or num_entries (a CQ's).
+ * the struct must reach max_batch (a QP's) or num_entries (a CQ's). Only with
+ * SOFTEFA_RINGS=1: otherwise EOPNOTSUPP, as a libefa without rings answers, and a
+ * client keeps to the verbs path (docs/rings.md says why that is the default).
  */
 SEFA_EXPORT int sefa_efadv_query_qp_wqs(struct ibv_qp *ibvqp, struct efadv_wq_attr *sq_attr,
                                         struct efadv_wq_attr *rq_attr, uint32_t inlen)
 {
 	if (!ibvqp || !sefa_is_our_context(ibvqp->context))
+		return EOPNOTSUPP;
+	if (!sefa_config_get()->rings)
 		return EOPNOTSUPP;
 	if (!FIELD_AVAIL(struct efadv_wq_attr, max_batch, inlen) || !sq_attr || !rq_attr)
 		return EINVAL;
@@ -98,6 +102,8 @@ SEFA_EXPORT int sefa_efadv_query_cq(struct ibv_cq *ibvcq, struct efadv_cq_attr *
                                     uint32_t inlen)
 {
 	if (!ibvcq || !sefa_is_our_context(ibvcq->context))
+		return EOPNOTSUPP;
+	if (!sefa_config_get()->rings)
 		return EOPNOTSUPP;
 	if (!FIELD_AVAIL(struct efadv_cq_attr, num_entries, inlen) || !attr)
 		return EINVAL;

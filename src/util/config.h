@@ -42,6 +42,7 @@ struct sefa_config {
 	uint32_t sock_buf;   /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
 	bool offload;        /* SOFTEFA_GSO: UDP segmentation and receive coalescing */
 	bool progress_rt;    /* SOFTEFA_PROGRESS_RT: the progress thread runs SCHED_FIFO */
+	bool rings;          /* SOFTEFA_RINGS: efadv_query_qp_wqs / _cq give device rings */
 	bool allow_unsignaled;
 	bool comp_cntr_bytes;       /* SOFTEFA_COMP_CNTR_BYTES: allow byte-counting counters */
 	uint32_t srd_timeout_ms;    /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */

@@ -708,8 +708,7 @@ static bool check_efadv_calls(const struct abi_row *r)
 			CHECK_EQ(
 			    FN(int (*)(struct ibv_qp *, struct efadv_wq_attr *,
 			               struct efadv_wq_attr *, uint32_t))(q, &sq, &rq, sizeof(sq)),
-			    0);
-			CHECK(sq.buffer && sq.doorbell && rq.buffer && rq.doorbell);
+			    EOPNOTSUPP);
 		}
 		ibv_destroy_qp(q);
 	} else if (!strcmp(s, "efadv_query_ah")) {
@@ -743,8 +742,7 @@ static bool check_efadv_calls(const struct abi_row *r)
 
 			CHECK_EQ(FN(int (*)(struct ibv_cq *, struct efadv_cq_attr *, uint32_t))(
 			             ibv_cq_ex_to_cq(cq), &a, sizeof(a)),
-			         0);
-			CHECK(a.buffer && a.doorbell && a.num_entries >= 8);
+			         EOPNOTSUPP);
 		}
 		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
 	} else if (!strcmp(s, "efadv_query_mr")) {

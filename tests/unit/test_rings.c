@@ -13,7 +13,8 @@
  * descriptors (each completes with the verbs path's status and nothing is written
  * outside registered memory); a doorbell more than a ring ahead; a CQ the client
  * reads slowly (entries wait, none lost); and destroy with work still in the rings.
- * Run also with SOFTEFA_FAULT_DROP=10 and under the sanitizers.
+ * Run with SOFTEFA_RINGS=1 (also with SOFTEFA_FAULT_DROP=10, and under the sanitizers);
+ * without it, it checks that the queries answer EOPNOTSUPP.
  */
 #include <endian.h>
 #include <infiniband/efadv.h>
@@ -710,11 +711,38 @@ static void test_overrun(struct end *c, struct end *b)
 	}
 }
 
+/* SOFTEFA_RINGS=0, the default: the queries answer EOPNOTSUPP, as a libefa without
+ * rings does, and a client keeps to the verbs path. */
+static int rings_off(void)
+{
+	struct ibv_qp_cap cap = {
+	    .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1};
+	struct ibv_context *ctx = first_device_open();
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct efadv_wq_attr sa, ra;
+	struct efadv_cq_attr ca;
+
+	REQUIRE(ctx);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	REQUIRE(pd && cq);
+	qp = srd_qp_create(ctx, pd, cq, &cap, 0, NULL);
+	REQUIRE(qp);
+	CHECK_EQ(efadv_query_qp_wqs(qp, &sa, &ra, sizeof(sa)), EOPNOTSUPP);
+	CHECK_EQ(efadv_query_cq(cq, &ca, sizeof(ca)), EOPNOTSUPP);
+	srd_teardown(qp, NULL, NULL, cq, pd, ctx);
+	return check_report("test_rings (rings off)");
+}
+
 int main(void)
 {
 	struct end a, b, c;
 	unsigned count = 3000;
 
+	if (!getenv("SOFTEFA_RINGS") || strcmp(getenv("SOFTEFA_RINGS"), "1"))
+		return rings_off();
 	rng_state = check_seed_init() | 1;
 	end_open(&a, 32, 0);
 	end_open(&b, 32, 0);
