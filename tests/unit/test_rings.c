@@ -403,8 +403,8 @@ static void test_sends(struct end *a, struct end *b, unsigned count)
 				        ibv_poll_cq(a->cq, 8, wc), ibv_poll_cq(b->cq, 8, wc),
 				        posted, sent, recvd);
 			}
-			CHECK(!"completions in time");
-			break;
+			/* What follows would only report the same loss again. */
+			REQUIRE(!"completions in time");
 		}
 	}
 	while (sent < count && cq_wait(a, &g)) {
@@ -515,7 +515,9 @@ static void test_mixed(struct end *a, struct end *b)
 			seen_ring++;
 		}
 		if (cq_next(b, &g)) {
-			CHECK(!memcmp(b->buf + (g.req - 500) * RX_SLOT, src, 256));
+			CHECK(g.req >= 500 && g.req < 504);
+			if (g.req >= 500 && g.req < 504)
+				CHECK(!memcmp(b->buf + (g.req - 500) * RX_SLOT, src, 256));
 			recvs++;
 		}
 		if (ibv_poll_cq(a->cq, 1, &wc) == 1) {
