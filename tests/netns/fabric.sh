@@ -273,7 +273,7 @@ link_rate() { # I J K RATE
 		on_raw "$host" tc qdisc del dev "$dev" root 2>/dev/null
 		if [ -n "$rate" ]; then
 			fab_run "$host" tc qdisc add dev "$dev" root tbf rate "$rate" \
-				burst 256kb latency 20ms || return 1
+				burst 32kb latency 20ms || return 1
 		fi
 		if ! out=$(on_raw "$host" tc qdisc show dev "$dev" root 2>&1); then
 			fab_err "tc qdisc show dev $dev failed: $out"

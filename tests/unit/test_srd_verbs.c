@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../src/net/counters.h"
@@ -307,21 +308,57 @@ static void test_unreachable(struct srd_end *a)
 
 static const struct net_stats_file *stats;
 
-/* The hint lets a burst leave in one batch: fewer send system calls, same delivery. */
-static uint64_t burst(struct srd_end *a, struct srd_end *b, uint32_t hints)
+static uint64_t mono_ns(void)
 {
-	uint64_t before = stats->c.tx_syscalls;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The hint lets a burst leave in one batch: fewer send system calls, same delivery.
+ * The send system calls it took, and in *post_ns how long posting the 16 took.
+ */
+static uint64_t burst(struct srd_end *a, struct srd_end *b, uint32_t hints, uint64_t *post_ns)
+{
+	uint64_t before = stats->c.tx_syscalls, t0;
 	struct ibv_wc wc[64];
 	int got = 0;
 
 	for (unsigned i = 0; i < 16; i++)
 		post_recv(b, i, 9000);
+	t0 = mono_ns();
 	for (unsigned i = 0; i < 16; i++)
 		send_to(a, b->qp->qp_num, QKEY, 200 + i, i, 64, 0, hints);
+	*post_ns = mono_ns() - t0;
 	got = poll_n(b->cq, wc, 16);
 	CHECK_EQ(got, 16);
 	CHECK_EQ(poll_n(a->cq, wc, 16), 16);
 	return stats->c.tx_syscalls - before;
+}
+
+/*
+ * Hinted sends are held until 32 wait, 50 µs pass or the application polls
+ * (docs/srd.md): posted within 50 µs the 16 leave in one batch, a send call per path
+ * at most, where each plain one left at once. Posting slower than that (a sanitizer
+ * on a busy host) lets the timer send some alone: then only the hold is checked.
+ */
+static void test_burst_hint(struct srd_end *a, struct srd_end *b)
+{
+	uint64_t plain_ns, hinted_ns, deferred0 = stats->c.tx_deferred_wrs;
+	uint64_t plain = burst(a, b, 0, &plain_ns);
+	uint64_t hinted = burst(a, b, EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE, &hinted_ns);
+
+	CHECK(stats->c.tx_deferred_wrs - deferred0 >= 16);
+	CHECK(plain >= 16);
+	if (hinted_ns < 50000)
+		CHECK(hinted * 2 < plain);
+	else
+		printf("hinted burst posted in %llu us, past the 50 us hold: %llu send calls "
+		       "against %llu, batching not checked\n",
+		       (unsigned long long)(hinted_ns / 1000), (unsigned long long)hinted,
+		       (unsigned long long)plain);
 }
 
 /* Whether this kernel offers UDP GSO and GRO (4.18 and 5.0): the engine uses them if so. */
@@ -417,7 +454,6 @@ int main(void)
 {
 	char run_dir[] = "/tmp/softefa-test-XXXXXX";
 	struct srd_end a = {0}, b = {0};
-	uint64_t plain, hinted;
 	char path[512];
 	int fd;
 
@@ -440,10 +476,7 @@ int main(void)
 	test_sizes(&a, &b);
 	test_remote_errors(&a, &b);
 	test_rnr(&b);
-	plain = burst(&a, &b, 0);
-	hinted = burst(&a, &b, EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE);
-	CHECK(stats->c.tx_deferred_wrs >= 16);
-	CHECK(hinted * 2 < plain);
+	test_burst_hint(&a, &b);
 	test_stream(&a, &b);
 	test_flush(&a, &b);
 	test_unreachable(&a);
