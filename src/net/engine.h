@@ -114,6 +114,15 @@ struct net_ep_ops {
 	                       uint32_t len);
 	uint8_t *(*srd_tx_direct)(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset,
 	                          uint32_t len);
+	/*
+	 * Its messages' bytes may be rewritten by the application while still in flight:
+	 * a read answer, whose owner (the target) gets no completion. Once the reader has
+	 * every byte it completes, and the target may reuse its memory while a resend of a
+	 * packet whose ack was lost still reads it; that copy is a duplicate the reader
+	 * drops, as a device's late DMA read would be. Such resends are kept out of the
+	 * thread sanitizer's sight (tx.c); every other read of application memory is not.
+	 */
+	bool bytes_rewritable;
 };
 
 /* A local endpoint: embedded in the QP that owns it. */

@@ -113,6 +113,8 @@ struct net_tx {
 	unsigned path[NET_TX_BATCH];
 	unsigned n; /* read by service.c: anything left to flush */
 	bool gso;   /* same-sized runs to a peer leave as one UDP_SEGMENT send */
+	/* The batch resends bytes the application may be rewriting (bytes_rewritable). */
+	bool rewritable;
 	/* GSO runs: their iovecs end to end, and each run's UDP_SEGMENT message. */
 	struct iovec gso_iov[NET_GSO_IOV];
 	union {

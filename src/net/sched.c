@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../util/clock.h"
+#include "../util/tsan.h"
 
 void net_sched_init(struct net_sched *s)
 {
@@ -136,6 +137,47 @@ void net_engine_kick_tx(struct net_engine *e)
 		net_engine_pump(e);
 }
 
+/* Queues packet out for the next flush: its header, and its payload in place. */
+static void queue_pkt(struct net_engine *e, const struct srd_pkt_out *out, uint64_t now)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET};
+	struct net_tx_slot slot;
+	unsigned niov = 0;
+	bool rewritable = false;
+
+	/* The core counts a packet it resends as it hands it out: its bytes count. */
+	if (srd_ep_stats(e->srd)->data_retx != net_ctr(e)->srd_data_retx) {
+		net_ctr(e)->srd_data_retx = srd_ep_stats(e->srd)->data_retx;
+		net_ctr(e)->retrans_bytes += out->hdr_len + out->len;
+		rewritable =
+		    out->len && ((struct net_srd_tag *)out->cookie)->ep->ops->bytes_rewritable;
+	}
+
+	net_tx_open(e, &slot);
+	memcpy(slot.hdr, out->hdr, out->hdr_len);
+	if (out->len) {
+		struct net_srd_tag *tag = out->cookie;
+		int got = tag->ep->ops->srd_gather(tag->ep, tag, out->offset, out->len,
+		                                   slot.payload, NET_TX_IOV - 1);
+
+		if (got < 0) {
+			/* Its memory is gone: this packet never leaves, the message fails. */
+			srd_msg_fail(e->srd, out->msg, -got, now);
+			return;
+		}
+		niov = (unsigned)got;
+	}
+	to.sin_addr.s_addr = out->to.ip;
+	to.sin_port = htons(out->to.port);
+	/* Sealing reads the payload too (see net_ep_ops.bytes_rewritable). */
+	if (rewritable)
+		SEFA_TSAN_IGNORE_READS_BEGIN();
+	net_tx_queue(e, &slot, out->hdr_len, niov, &to, out->path);
+	if (rewritable)
+		SEFA_TSAN_IGNORE_READS_END();
+	e->tx.rewritable |= rewritable;
+}
+
 void net_engine_pump(struct net_engine *e)
 {
 	uint64_t now = sefa_now_ns();
@@ -147,35 +189,8 @@ void net_engine_pump(struct net_engine *e)
 	atomic_store_explicit(&e->sched.deferred, false, memory_order_relaxed);
 
 	/* Bounded per call: the application gets its thread back; the rest follows. */
-	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++) {
-		struct sockaddr_in to = {.sin_family = AF_INET};
-		struct net_tx_slot slot;
-		unsigned niov = 0;
-
-		/* The core counts a packet it resends as it hands it out: its bytes count. */
-		if (srd_ep_stats(e->srd)->data_retx != net_ctr(e)->srd_data_retx) {
-			net_ctr(e)->srd_data_retx = srd_ep_stats(e->srd)->data_retx;
-			net_ctr(e)->retrans_bytes += out.hdr_len + out.len;
-		}
-
-		net_tx_open(e, &slot);
-		memcpy(slot.hdr, out.hdr, out.hdr_len);
-		if (out.len) {
-			struct net_srd_tag *tag = out.cookie;
-			int got = tag->ep->ops->srd_gather(tag->ep, tag, out.offset, out.len,
-			                                   slot.payload, NET_TX_IOV - 1);
-
-			if (got < 0) {
-				/* Its memory is gone: this packet never leaves, the message fails. */
-				srd_msg_fail(e->srd, out.msg, -got, now);
-				continue;
-			}
-			niov = (unsigned)got;
-		}
-		to.sin_addr.s_addr = out.to.ip;
-		to.sin_port = htons(out.to.port);
-		net_tx_queue(e, &slot, out.hdr_len, niov, &to, out.path);
-	}
+	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++)
+		queue_pkt(e, &out, now);
 	if (e->tx.n)
 		net_engine_flush(e);
 	copy_stats(e);

@@ -602,6 +602,7 @@ static void answer_done(struct net_ep *ep, struct net_srd_tag *tag, int status)
 const struct net_ep_ops sefa_answer_ops = {
     .srd_gather = answer_gather,
     .srd_tx_done = answer_done,
+    .bytes_rewritable = true,
 };
 
 /*

@@ -315,13 +315,23 @@ static void msg_fill(uint8_t *p, uint32_t len, uint64_t idx, bool imm)
  * received into b's ring receives of one to three buffers, every byte checked. SRD
  * delivers in any order: a message is known by its immediate or its first bytes.
  */
+/* Gives the device's thread the CPU, then whether 20 s passed since last. */
+static bool idle_too_long(const struct timespec *last)
+{
+	struct timespec t;
+
+	sched_yield();
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec - last->tv_sec > 20;
+}
+
 static void test_sends(struct end *a, struct end *b, unsigned count)
 {
 	unsigned posted = 0, sent = 0, recvd = 0, recv_posted = RQ_WR;
 	uint32_t *lens = calloc(count, sizeof(*lens));
 	uint8_t *seen = calloc(count, 1), *done = calloc(count, 1);
 	uint8_t *expect = malloc(RX_SLOT);
-	struct timespec last, t;
+	struct timespec last;
 	unsigned long idle = 0;
 	bool progress;
 	struct got g;
@@ -396,8 +406,7 @@ static void test_sends(struct end *a, struct end *b, unsigned count)
 		if (progress) {
 			idle = 0;
 			clock_gettime(CLOCK_MONOTONIC, &last);
-		} else if (++idle % 1000 == 0 && (sched_yield(), clock_gettime(CLOCK_MONOTONIC, &t),
-		                                  t.tv_sec - last.tv_sec > 20)) {
+		} else if (++idle % 1000 == 0 && idle_too_long(&last)) {
 			stall_report(a, "test_sends");
 			{
 				struct ibv_wc wc[8];

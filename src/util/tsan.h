@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ThreadSanitizer's annotations, empty in every other build. Used only where a race
+ * the sanitizer would report is one the design accepts, with the reason beside it.
+ */
+#ifndef SOFTEFA_UTIL_TSAN_H
+#define SOFTEFA_UTIL_TSAN_H
+
+#if defined(__SANITIZE_THREAD__)
+#define SEFA_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SEFA_TSAN 1
+#endif
+#endif
+
+#ifdef SEFA_TSAN
+/* Provided by the sanitizer's runtime. */
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+#define SEFA_TSAN_IGNORE_READS_BEGIN() AnnotateIgnoreReadsBegin(__FILE__, __LINE__)
+#define SEFA_TSAN_IGNORE_READS_END()   AnnotateIgnoreReadsEnd(__FILE__, __LINE__)
+#else
+#define SEFA_TSAN_IGNORE_READS_BEGIN() ((void)0)
+#define SEFA_TSAN_IGNORE_READS_END()   ((void)0)
+#endif
+
+#endif
