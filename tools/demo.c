@@ -390,15 +390,23 @@ int tool_demo(int argc, char **argv)
 	pid_t child;
 
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
-			iters = (unsigned)strtoul(argv[++i], NULL, 10);
+		uint64_t v;
+
+		if (!strcmp(argv[i], "--iters")) {
+			if (tool_arg_u64("softefa demo", "--iters", argv[i + 1], 1, 10000000, &v))
+				return 2;
+			iters = (unsigned)v;
+			i++;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf(
+			    "usage: softefa demo [--iters N]\n"
+			    "  two processes exchange messages over efa_0: N round trips a size\n"
+			    "  (default 10000) for the latency, then a stream for throughput\n");
+			return 0;
 		} else {
-			fprintf(stderr, "usage: softefa demo [--iters N]\n");
-			return 2;
+			return tool_arg_error("softefa demo", "unknown argument '%s'", argv[i]);
 		}
 	}
-	if (iters == 0)
-		iters = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0); /* lines appear as they are measured */
 	if (pipe(to_child) || pipe(to_parent))
 		return die("pipe");

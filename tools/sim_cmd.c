@@ -36,14 +36,7 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || !*s || *end ? -1 : 0;
-}
+#define SIM "softefa sim"
 
 static double wall_s(void)
 {
@@ -111,27 +104,38 @@ static int cmd_campaign(int argc, char **argv)
 	int json = 0, fds[2];
 	pid_t pids[64];
 
+	/* A campaign of no seeds would pass having checked nothing: at least one. */
+	const struct {
+		const char *name;
+		uint64_t min, max, *v;
+	} opts[] = {{"--seeds", 1, 100000000, &n},
+	            {"--first-seed", 0, UINT64_MAX, &first},
+	            {"--jobs", 1, 64, &jobs}};
+
+	if (jobs < 1 || jobs > 64)
+		jobs = jobs < 1 ? 1 : 64;
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--seeds") && i + 1 < argc && !parse_u64(argv[i + 1], &n))
+		const char *o = argv[i];
+		size_t k = 0;
+
+		while (k < sizeof(opts) / sizeof(opts[0]) && strcmp(o, opts[k].name))
+			k++;
+		if (k < sizeof(opts) / sizeof(opts[0])) {
+			if (tool_arg_u64(SIM " campaign", o, argv[i + 1], opts[k].min, opts[k].max,
+			                 opts[k].v))
+				return 2;
 			i++;
-		else if (!strcmp(argv[i], "--first-seed") && i + 1 < argc &&
-		         !parse_u64(argv[i + 1], &first))
-			i++;
-		else if (!strcmp(argv[i], "--jobs") && i + 1 < argc &&
-		         !parse_u64(argv[i + 1], &jobs))
-			i++;
-		else if (!strcmp(argv[i], "--json"))
+		} else if (!strcmp(o, "--json")) {
 			json = 1;
-		else
-			return usage(stderr);
+		} else if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			return usage(stdout);
+		} else {
+			return tool_arg_error(SIM " campaign", "unknown argument '%s'", o);
+		}
 	}
-	if (jobs < 1)
-		jobs = 1;
-	if (jobs > 64)
-		jobs = 64;
 	if (jobs > n)
-		jobs = n ? n : 1;
-	bad = calloc(n ? n : 1, sizeof(*bad));
+		jobs = n;
+	bad = calloc(n, sizeof(*bad));
 	if (!bad || pipe(fds))
 		return 1;
 	for (unsigned j = 0; j < jobs; j++) {
@@ -209,19 +213,24 @@ static int cmd_replay(int argc, char **argv)
 	int have = 0, trace = 1, json = 0;
 
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--seed") && i + 1 < argc && !parse_u64(argv[i + 1], &seed)) {
+		if (!strcmp(argv[i], "--seed")) {
+			if (tool_arg_u64(SIM " replay", "--seed", argv[i + 1], 0, UINT64_MAX,
+			                 &seed))
+				return 2;
 			have = 1;
 			i++;
 		} else if (!strcmp(argv[i], "--no-trace")) {
 			trace = 0;
 		} else if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			return usage(stdout);
 		} else {
-			return usage(stderr);
+			return tool_arg_error(SIM " replay", "unknown argument '%s'", argv[i]);
 		}
 	}
 	if (!have)
-		return usage(stderr);
+		return tool_arg_error(SIM " replay", "which campaign? --seed S is needed");
 	if (sim_campaign_run(seed, trace ? stdout : NULL, stdout, &r))
 		return 1;
 	if (json)
@@ -248,10 +257,11 @@ static int cmd_replay(int argc, char **argv)
 struct fabric_args {
 	struct sim_fabric_cfg cfg;
 	uint64_t msg, per_host, outstanding, senders, duration_us, fail_at_us, converge_us;
-	int blackhole, json;
+	int blackhole, json, help;
 	const char *samples, *series; /* files for the completion times and the time series */
 };
 
+/* Reads the options after the study into a; 0, or 2 once a usage error is said. */
 static int fabric_parse(int argc, char **argv, struct fabric_args *a)
 {
 	struct {
@@ -271,42 +281,47 @@ static int fabric_parse(int argc, char **argv, struct fabric_args *a)
 	         paths = a->cfg.paths;
 
 	for (int i = 0; i < argc; i++) {
-		bool matched = false;
+		const char *o = argv[i];
+		uint64_t *dst = !strcmp(o, "--hosts")    ? &hosts
+		                : !strcmp(o, "--leaves") ? &leaves
+		                : !strcmp(o, "--spines") ? &spines
+		                : !strcmp(o, "--paths")  ? &paths
+		                                         : NULL;
 
-		if (!strcmp(argv[i], "--json")) {
-			a->json = 1;
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			a->help = 1;
+			return 0;
+		}
+		if (!strcmp(o, "--json") || !strcmp(o, "--blackhole")) {
+			*(o[2] == 'j' ? &a->json : &a->blackhole) = 1;
 			continue;
 		}
-		if (!strcmp(argv[i], "--blackhole")) {
-			a->blackhole = 1;
+		if (!strcmp(o, "--samples") || !strcmp(o, "--series")) {
+			if (i + 1 >= argc)
+				return tool_arg_error(SIM " fabric", "%s needs a file name", o);
+			*(o[3] == 'a' ? &a->samples : &a->series) = argv[++i];
 			continue;
 		}
-		if (!strcmp(argv[i], "--samples") && i + 1 < argc) {
-			a->samples = argv[++i];
-			continue;
-		}
-		if (!strcmp(argv[i], "--series") && i + 1 < argc) {
-			a->series = argv[++i];
-			continue;
-		}
-		if (i + 1 < argc) {
-			uint64_t *dst = !strcmp(argv[i], "--hosts")    ? &hosts
-			                : !strcmp(argv[i], "--leaves") ? &leaves
-			                : !strcmp(argv[i], "--spines") ? &spines
-			                : !strcmp(argv[i], "--paths")  ? &paths
-			                                               : NULL;
-
-			for (size_t k = 0; !dst && k < sizeof(opts) / sizeof(opts[0]); k++)
-				if (!strcmp(argv[i], opts[k].name))
-					dst = opts[k].v;
-			matched = dst && !parse_u64(argv[i + 1], dst);
-		}
-		if (!matched)
-			return -1;
+		for (size_t k = 0; !dst && k < sizeof(opts) / sizeof(opts[0]); k++)
+			if (!strcmp(o, opts[k].name))
+				dst = opts[k].v;
+		if (!dst)
+			return tool_arg_error(SIM " fabric", "unknown argument '%s'", o);
+		if (tool_arg_u64(SIM " fabric", o, argv[i + 1], 0, UINT64_MAX, dst))
+			return 2;
 		i++;
 	}
-	if (!hosts || !leaves || hosts % leaves || hosts > 4096 || !spines || !paths || paths > 64)
-		return -1;
+	if (!hosts || hosts > 4096 || !leaves || hosts % leaves)
+		return tool_arg_error(SIM " fabric",
+		                      "--hosts %" PRIu64 " over --leaves %" PRIu64
+		                      ": 1-4096 hosts, a whole number per leaf",
+		                      hosts, leaves);
+	if (!spines || !paths || paths > 64)
+		return tool_arg_error(SIM " fabric",
+		                      "--spines and --paths: at least 1, paths 64 at most");
+	if (!a->msg || a->msg > UINT32_MAX)
+		return tool_arg_error(SIM " fabric", "--msg %" PRIu64 ": 1 to 4294967295 bytes",
+		                      a->msg);
 	a->cfg.hosts = (uint32_t)hosts;
 	a->cfg.leaves = (uint32_t)leaves;
 	a->cfg.spines = (uint32_t)spines;
@@ -388,7 +403,8 @@ static int cmd_fabric(int argc, char **argv)
 	int rc = -1;
 
 	if (argc < 1)
-		return usage(stderr);
+		return tool_arg_error(SIM " fabric",
+		                      "which study? permutation, incast, failover or scale");
 	study = argv[0];
 	memset(&a, 0, sizeof(a));
 	sim_fabric_default(&a.cfg);
@@ -399,8 +415,11 @@ static int cmd_fabric(int argc, char **argv)
 	a.duration_us = 5000;
 	a.fail_at_us = 2000;
 	a.converge_us = 1000;
-	if (fabric_parse(argc - 1, argv + 1, &a) || !a.msg || a.msg > UINT32_MAX)
-		return usage(stderr);
+	if (!strcmp(study, "-h") || !strcmp(study, "--help"))
+		return usage(stdout);
+	rc = fabric_parse(argc - 1, argv + 1, &a);
+	if (rc || a.help)
+		return rc ? rc : usage(stdout);
 	if (!strcmp(study, "permutation")) {
 		rc = sim_fabric_permutation(&a.cfg, (uint32_t)a.msg, (uint32_t)a.per_host,
 		                            (uint32_t)a.outstanding, &r);
@@ -427,7 +446,9 @@ static int cmd_fabric(int argc, char **argv)
 		}
 		return 0;
 	} else {
-		return usage(stderr);
+		return tool_arg_error(SIM " fabric",
+		                      "unknown study '%s' (permutation, incast, failover or scale)",
+		                      study);
 	}
 	if (rc)
 		return 1;
@@ -440,8 +461,10 @@ static int cmd_fabric(int argc, char **argv)
 
 int tool_sim(int argc, char **argv)
 {
-	if (argc < 1)
+	if (argc < 1) {
+		fprintf(stderr, SIM ": which one? campaign, replay or fabric\n");
 		return usage(stderr);
+	}
 	if (!strcmp(argv[0], "campaign"))
 		return cmd_campaign(argc - 1, argv + 1);
 	if (!strcmp(argv[0], "replay"))
@@ -451,5 +474,5 @@ int tool_sim(int argc, char **argv)
 
 	if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))
 		return usage(stdout);
-	return usage(stderr);
+	return tool_arg_error(SIM, "unknown command '%s' (campaign, replay or fabric)", argv[0]);
 }

@@ -7,6 +7,8 @@
  *   softefa stats                   counters of every live softefa process
  *   softefa demo [--iters N]        two processes exchange messages; latency, throughput
  *   softefa sim ...                 the SRD core on the network simulator (sim_cmd.c)
+ *   softefa --version
+ * A usage error names the argument and exits 2 (args.c).
  */
 #include <errno.h>
 #include <infiniband/efadv.h>
@@ -22,12 +24,21 @@
 
 static int usage(FILE *f)
 {
-	fprintf(f, "usage: softefa run [--] CMD [ARGS...]\n"
-	           "       softefa env\n"
-	           "       softefa info\n"
-	           "       softefa stats [--json] [--pid PID]\n"
-	           "       softefa demo [--iters N]\n"
-	           "       softefa sim campaign|replay|fabric ...   (softefa sim: details)\n");
+	fprintf(f,
+	        "usage: softefa COMMAND [ARGS...]\n"
+	        "  run [--] CMD [ARGS...]   run CMD on softefa's libibverbs and libefa (and our\n"
+	        "                           rdma first on PATH)\n"
+	        "  env                      print the environment `run` sets, for eval\n"
+	        "  info                     list the devices and their attributes\n"
+	        "  stats [--json] [--pid PID]\n"
+	        "                           counters of every live softefa process (or one)\n"
+	        "  demo [--iters N]         two processes exchange messages: latency and\n"
+	        "                           throughput (N round trips a size, default 10000)\n"
+	        "  sim campaign|replay|fabric ...\n"
+	        "                           the SRD core on the network simulator\n"
+	        "                           (softefa sim --help)\n"
+	        "  --version                print the version\n"
+	        "The SOFTEFA_* variables are in docs/configuration.md.\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -143,7 +154,8 @@ static int cmd_run(int argc, char **argv)
 		argv++;
 	}
 	if (argc < 1)
-		return usage(stderr);
+		return tool_arg_error("softefa run",
+		                      "no command to run (softefa run [--] CMD [ARGS...])");
 	err = setup_env(libdir, sizeof(libdir), &sysfs);
 	if (err) {
 		fprintf(stderr, "softefa: cannot find the library directory: %s\n", strerror(-err));
@@ -182,7 +194,7 @@ static int cmd_env(void)
 static int cmd_info(void)
 {
 	struct ibv_device **list;
-	int n = 0;
+	int n = 0, rc = 0;
 
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
@@ -200,6 +212,7 @@ static int cmd_info(void)
 		if (!ctx) {
 			fprintf(stderr, "softefa: %s: open: %s\n", ibv_get_device_name(list[i]),
 			        strerror(errno));
+			rc = 1;
 			continue;
 		}
 		if (ibv_query_device(ctx, &da) || ibv_query_port(ctx, 1, &pa) ||
@@ -207,6 +220,7 @@ static int cmd_info(void)
 			fprintf(stderr, "softefa: %s: query failed\n",
 			        ibv_get_device_name(list[i]));
 			ibv_close_device(ctx);
+			rc = 1;
 			continue;
 		}
 		tool_gid_str(&gid, gs, sizeof(gs));
@@ -226,15 +240,20 @@ static int cmd_info(void)
 		ibv_close_device(ctx);
 	}
 	ibv_free_device_list(list);
-	return 0;
+	/* A device listed that cannot be opened is an error the caller must see. */
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
+	if (argc < 2) {
+		fprintf(stderr, "softefa: no command given\n");
 		return usage(stderr);
+	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
+	if ((!strcmp(argv[1], "env") || !strcmp(argv[1], "info")) && argc > 2)
+		return tool_arg_error("softefa", "%s takes no arguments ('%s')", argv[1], argv[2]);
 	if (!strcmp(argv[1], "env"))
 		return cmd_env();
 	if (!strcmp(argv[1], "info"))
@@ -247,5 +266,9 @@ int main(int argc, char **argv)
 		return tool_sim(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return usage(stdout);
-	return usage(stderr);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("softefa %s\n", SEFA_VERSION);
+		return 0;
+	}
+	return tool_arg_error("softefa", "unknown command '%s'", argv[1]);
 }

@@ -51,11 +51,20 @@ int tool_stats(int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = true;
-		else if (!strcmp(argv[i], "--pid") && i + 1 < argc)
-			only_pid = strtol(argv[++i], NULL, 10);
-		else {
-			fprintf(stderr, "usage: softefa stats [--json] [--pid PID]\n");
-			return 2;
+		else if (!strcmp(argv[i], "--pid")) {
+			uint64_t v;
+
+			if (tool_arg_u64("softefa stats", "--pid", argv[i + 1], 1, INT32_MAX, &v))
+				return 2;
+			only_pid = (long)v;
+			i++;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: softefa stats [--json] [--pid PID]\n"
+			       "  the counters of every live softefa process, each device apart;\n"
+			       "  --pid: one process only; --json: a JSON array\n");
+			return 0;
+		} else {
+			return tool_arg_error("softefa stats", "unknown argument '%s'", argv[i]);
 		}
 	}
 	snprintf(dir, sizeof(dir), "%s/stats", softefa_run_dir());

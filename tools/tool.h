@@ -5,6 +5,7 @@
 
 #include <infiniband/verbs.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../src/util/rundir.h"
 
@@ -15,6 +16,15 @@ const char *softefa_run_dir(void);
 void tool_gid_str(const union ibv_gid *gid, char *out, size_t cap);
 /* "a.b.c.d:port" for a softefa GID, or "not a softefa endpoint". */
 const char *tool_gid_endpoint(const union ibv_gid *gid);
+
+/*
+ * Usage errors (args.c): tool_arg_error prints "CMD: <why>" and a pointer to --help,
+ * and returns 2; tool_arg_u64 parses opt's value s, digits only, into [min, max], 0 or
+ * the error's 2 (a missing value, s NULL, too).
+ */
+int tool_arg_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tool_arg_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
+                 uint64_t *v);
 
 int tool_stats(int argc, char **argv);
 int tool_demo(int argc, char **argv);

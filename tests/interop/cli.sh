@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The softefa tool's usage errors: each names the argument at fault, once, and exits 2;
+# --help and --version answer on stdout with 0; nothing an argument says is taken as
+# something else (a negative count as 2^64-1, no seeds as a passing campaign).
+. "$(dirname "$0")/lib.sh"
+export SOFTEFA_RUN_DIR="$LOGDIR/run"
+
+# expect RC PATTERN ARGS...: softefa ARGS exits RC and its stderr (stdout for RC 0)
+# matches PATTERN on exactly one line.
+expect() {
+	local want=$1 pat=$2 rc out
+	shift 2
+	out=$(timeout 60 "$SOFTEFA" "$@" 2>"$LOGDIR/err")
+	rc=$?
+	[ "$want" = 0 ] || out=$(cat "$LOGDIR/err")
+	if [ "$rc" != "$want" ]; then
+		fail "softefa $*: exit $rc, wanted $want: $(head -3 "$LOGDIR/err")"
+	elif [ "$(grep -c -- "$pat" <<<"$out")" != 1 ]; then
+		fail "softefa $*: wanted one line matching '$pat', got: $(head -5 <<<"$out")"
+	else
+		pass "softefa $* -> $rc: $(grep -- "$pat" <<<"$out" | head -1)"
+	fi
+}
+
+expect 2 "no command given" 
+expect 2 "unknown command 'bogus'" bogus
+expect 0 "^softefa [0-9][0-9]*\.[0-9][0-9]*\.[0-9][0-9]*$" --version
+expect 0 "^usage: softefa COMMAND" --help
+expect 2 "no command to run" run
+expect 2 "no command to run" run --
+expect 2 "info takes no arguments ('x')" info x
+expect 2 "--iters '-5' is not a number" demo --iters -5
+expect 2 "--iters 0 is out of range" demo --iters 0
+expect 2 "--iters needs a value" demo --iters
+expect 2 "unknown argument '--fast'" demo --fast
+expect 0 "^usage: softefa demo" demo --help
+expect 2 "--pid 'abc' is not a number" stats --pid abc
+expect 2 "unknown argument '--all'" stats --all
+expect 2 "which one? campaign, replay or fabric" sim
+expect 2 "unknown command 'nope'" sim nope
+expect 2 "--seed '-1' is not a number" sim replay --seed -1
+expect 2 "--seed S is needed" sim replay --no-trace
+expect 2 "--seeds 0 is out of range" sim campaign --seeds 0
+expect 2 "--jobs 65 is out of range" sim campaign --jobs 65
+expect 2 "unknown study 'bogus'" sim fabric bogus
+expect 2 "--hosts 7 over --leaves 2" sim fabric permutation --hosts 7 --leaves 2
+expect 2 "unknown argument '--speed'" sim fabric incast --speed 3
+expect 0 "^usage: softefa sim campaign" sim fabric permutation --help
+# No error prints the whole usage in place of its reason.
+for args in "bogus" "run" "demo --iters -5" "sim replay --seed -1" "sim fabric bogus"; do
+	# shellcheck disable=SC2086 # the words are the arguments
+	if timeout 60 "$SOFTEFA" $args 2>&1 | grep -q "^usage:"; then
+		fail "softefa $args prints the usage instead of only its reason"
+	fi
+done
+# An address not on this host: the device cannot be opened, and info says so and fails.
+if out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" info 2>&1); then
+	fail "softefa info with SOFTEFA_ADDR=192.0.2.1 (not on this host) exited 0: $out"
+else
+	pass "softefa info with an address not on this host fails: $(head -1 <<<"$out")"
+fi
+[ "$FAILS" = 0 ] || { echo "cli: $FAILS failed"; exit 1; }
