@@ -206,6 +206,102 @@ static bool load_dirs(struct sefa_config *c)
 
 #define NVARS(t) (sizeof(t) / sizeof((t)[0]))
 
+/* The names read outside the tables above: here, by the tool, and by the tests. */
+static const char *const other_names[] = {
+    "SOFTEFA_LOG",           "SOFTEFA_ADDR",      "SOFTEFA_RUN_DIR",
+    "SOFTEFA_SYSFS_DIR",     "SOFTEFA_KEY_FILE",  "SOFTEFA_LIBDIR",
+    "SOFTEFA_REAL_RDMA",     "SOFTEFA_TEST_SEED", "SOFTEFA_TEST_CAMPAIGNS",
+    "SOFTEFA_GOLDEN_UPDATE",
+};
+
+/* Edits (insert, delete, change one character, case aside) between two names, capped
+ * at 9. */
+static unsigned name_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64];
+
+	if (la >= 64 || lb >= 64)
+		return 9;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j], best = diag + (toupper((unsigned char)a[i - 1]) !=
+			                                     toupper((unsigned char)b[j - 1]));
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb] < 9 ? row[lb] : 9;
+}
+
+/* The known name nearest to name, and its distance. */
+static const char *nearest_name(const char *name, unsigned *dist)
+{
+	static const struct {
+		const struct num_var *t;
+		size_t n;
+	} tables[] = {{transport_vars, NVARS(transport_vars)}, {limit_vars, NVARS(limit_vars)}};
+	const char *best = NULL;
+
+	*dist = 9;
+	for (size_t k = 0; k < NVARS(tables); k++)
+		for (size_t i = 0; i < tables[k].n; i++)
+			if (name_distance(name, tables[k].t[i].name) < *dist) {
+				best = tables[k].t[i].name;
+				*dist = name_distance(name, best);
+			}
+	for (size_t i = 0; i < NVARS(other_names); i++)
+		if (name_distance(name, other_names[i]) < *dist) {
+			best = other_names[i];
+			*dist = name_distance(name, best);
+		}
+	return best;
+}
+
+/*
+ * A SOFTEFA_* variable no one reads is most likely a typo for one that is read, and
+ * ignoring it silently would leave the user believing it took effect: said, once a
+ * process, with the nearest name. (It changes nothing else: a variable of a newer
+ * softefa must not take the device away.)
+ */
+static void say_unknown_names(void)
+{
+	extern char **environ;
+
+	for (char **env = environ; env && *env; env++) {
+		char name[64];
+		size_t len = strcspn(*env, "=");
+		unsigned dist;
+		const char *near;
+
+		if (strncmp(*env, "SOFTEFA_", 8) || len >= sizeof(name))
+			continue;
+		memcpy(name, *env, len);
+		name[len] = '\0';
+		near = nearest_name(name, &dist);
+		if (dist == 0 && !strcmp(name, near))
+			continue;
+		/* A slip (a letter or two for a long name), or a name cut short: a guess. */
+		if (near && (dist * 3 <= len - 8 || dist == 1 || !strncmp(name, near, len)))
+			sefa_log(SEFA_LOG_ERROR, "%s is not a softefa variable: ignored (%s?)",
+			         name, near);
+		else
+			sefa_log(SEFA_LOG_ERROR,
+			         "%s is not a softefa variable: ignored (docs/configuration.md)",
+			         name);
+	}
+}
+
 static void config_load(void)
 {
 	struct sefa_config *c = &config;
@@ -221,6 +317,7 @@ static void config_load(void)
 	ok &= load_vars(c, limit_vars, NVARS(limit_vars));
 	if (c->lim.inline_buf_size > c->lim.inline_buf_size_ex)
 		c->lim.inline_buf_size_ex = c->lim.inline_buf_size;
+	say_unknown_names();
 	config_ok = ok;
 }
 

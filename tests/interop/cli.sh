@@ -60,4 +60,18 @@ if out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" info 2>&1); then
 else
 	pass "softefa info with an address not on this host fails: $(head -1 <<<"$out")"
 fi
+# A misspelt variable is said, with the name meant, and changes nothing else.
+if out=$(SOFTEFA_PATH=4 timeout 60 "$SOFTEFA" info 2>&1) &&
+	[ "$(grep -c "SOFTEFA_PATH is not a softefa variable: ignored (SOFTEFA_PATHS?)" <<<"$out")" = 1 ] &&
+	grep -q "^efa_0" <<<"$out"; then
+	pass "SOFTEFA_PATH=4 is reported once as a typo for SOFTEFA_PATHS; efa_0 still there"
+else
+	fail "SOFTEFA_PATH=4: wanted one report naming SOFTEFA_PATHS and efa_0 listed: $out"
+fi
+if out=$(SOFTEFA_TEST_SEED=1 SOFTEFA_PATHS=4 timeout 60 "$SOFTEFA" info 2>&1) &&
+	! grep -q "not a softefa variable" <<<"$out"; then
+	pass "known variables are not reported"
+else
+	fail "known variables reported (or info failed): $out"
+fi
 [ "$FAILS" = 0 ] || { echo "cli: $FAILS failed"; exit 1; }
