@@ -8,9 +8,9 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "tool.h"
+#include "../src/util/parse.h"
 
 int tool_arg_error(const char *cmd, const char *fmt, ...)
 {
@@ -27,17 +27,15 @@ int tool_arg_error(const char *cmd, const char *fmt, ...)
 int tool_arg_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                  uint64_t *v)
 {
-	char *end;
+	int rc;
 
 	if (!s)
 		return tool_arg_error(cmd, "%s needs a value", opt);
-	/* strtoull would take "-1" as 2^64-1 and skip leading blanks: digits only. */
-	errno = 0;
-	*v = s[0] >= '0' && s[0] <= '9' ? strtoull(s, &end, 0) : 0;
-	if (s[0] < '0' || s[0] > '9' || errno || *end)
+	rc = sefa_parse_u64(s, min, max, v);
+	if (rc == -EINVAL)
 		return tool_arg_error(cmd, "%s '%s' is not a number (%" PRIu64 "-%" PRIu64 ")", opt,
 		                      s, min, max);
-	if (*v < min || *v > max)
+	if (rc == -ERANGE)
 		return tool_arg_error(cmd,
 		                      "%s %" PRIu64 " is out of range (%" PRIu64 "-%" PRIu64 ")",
 		                      opt, *v, min, max);

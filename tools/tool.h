@@ -19,7 +19,8 @@ const char *tool_gid_endpoint(const union ibv_gid *gid);
 
 /*
  * Usage errors (args.c): tool_arg_error prints "CMD: <why>" and a pointer to --help,
- * and returns 2; tool_arg_u64 parses opt's value s, digits only, into [min, max], 0 or
+ * and returns 2; tool_arg_u64 parses opt's value s as a variable's number is parsed
+ * (src/util/parse.h: digits only, K/M/G suffixes) into [min, max], 0 or
  * the error's 2 (a missing value, s NULL, too).
  */
 int tool_arg_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -12,39 +12,11 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "parse.h"
 
 static struct sefa_config config;
 static bool config_ok;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-
-int sefa_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	unsigned shift = 0;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	/* Byte counts may carry a binary suffix: 64K, 8M, 96G. */
-	if (*end == 'k' || *end == 'K')
-		shift = 10;
-	else if (*end == 'm' || *end == 'M')
-		shift = 20;
-	else if (*end == 'g' || *end == 'G')
-		shift = 30;
-	if (shift)
-		end++;
-	if (errno || *end || (v << shift) >> shift != v)
-		return -EINVAL;
-	v <<= shift;
-	if (v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 static bool env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max, uint64_t *out)
 {

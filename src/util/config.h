@@ -69,7 +69,4 @@ struct sefa_config {
 const struct sefa_config *sefa_config_get(void);
 bool sefa_config_valid(void);
 
-/* Parse helpers shared with tools; return 0 or -EINVAL. */
-int sefa_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-
 #endif
