@@ -7,7 +7,10 @@
  * AVX-512 path reaches 14 GB/s), but it needs a fresh key for every message. Those
  * keys come from ChaCha20 as in RFC 8439's AEAD, except that they are cut 64 at a
  * time from one key-stream call: one EVP call per 64 datagrams instead of one each,
- * which is most of the cost of a small datagram's tag.
+ * which is most of the cost of a small datagram's tag. The tag itself of a short
+ * datagram is computed by poly1305.c, which skips libcrypto's per-call overhead; long
+ * ones go to libcrypto's vector code (AUTH_SHORT). Both compute the same function,
+ * so either side may take either path.
  *
  * Key stream positions: a sender's counter to one peer is (generation << 32) + n,
  * n counting its datagrams to that peer; a generation is drawn from one counter of
@@ -22,6 +25,7 @@
  * takes a new salt (srd_auth_resalt), and its parent can both be heard.
  */
 #include "auth.h"
+#include "poly1305.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -36,6 +40,13 @@
 #define REPLAY_WINDOW 256u /* counters below the newest seen that are still told apart */
 #define SALTS         4u   /* incarnations of a sender with a replay window of their own */
 #define BUCKETS       1024u
+/*
+ * Datagrams shorter than this are tagged by poly1305.c, longer ones by libcrypto.
+ * Measured (AMD EPYC with AVX-512, one tag in a loop): 36 against 70 ns at 64 bytes,
+ * 61 against 86 at 128, 116 against 97 at 256; a CPU with narrower vectors moves the
+ * crossing up, never down. Acks, hellos and small messages are all below it.
+ */
+#define AUTH_SHORT 192u
 
 _Static_assert(SRD_AUTH_TRAILER_LEN == 16 + SRD_AUTH_TAG_LEN, "trailer: salt, counter, tag");
 
@@ -193,8 +204,20 @@ static bool mac_update(EVP_MAC_CTX *c, const uint8_t *p, size_t len)
 static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct iovec *iov,
                    unsigned n, const uint8_t *tail, size_t more, uint8_t tag[SRD_AUTH_TAG_LEN])
 {
-	size_t out = 0;
+	size_t out = 0, total = more;
 
+	for (unsigned i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (total < AUTH_SHORT) {
+		struct poly1305 st;
+
+		poly1305_init(&st, otk);
+		for (unsigned i = 0; i < n; i++)
+			poly1305_update(&st, iov[i].iov_base, iov[i].iov_len);
+		poly1305_update(&st, tail, more);
+		poly1305_final(&st, tag);
+		return true;
+	}
 	if (EVP_MAC_init(a->poly, otk, OTK_LEN, NULL) != 1)
 		return false;
 	for (unsigned i = 0; i < n; i++)
