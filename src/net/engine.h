@@ -216,6 +216,11 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *now);
  * work: datagrams arrived, timers ran or held sends left.
  */
 bool net_engine_progress(struct net_engine *e, uint64_t now);
+/*
+ * The same, unless another thread holds the engine now (false at once): it is serving
+ * the sockets, so a poll that already has completions to return need not wait for it.
+ */
+bool net_engine_try_progress(struct net_engine *e, uint64_t now);
 
 /*
  * What a poll found (any thread, no lock; now: its note_poll reading), and that it

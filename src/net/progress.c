@@ -112,6 +112,10 @@ static bool app_at_cqs(struct net_engine *e, uint64_t at, uint64_t within)
  */
 static bool app_will_read(struct net_engine *e, uint64_t at)
 {
+	/* Asleep in a completion channel, it reads nothing: no need to peek (a system
+	 * call, here on the way to waking it). */
+	if (atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed))
+		return false;
 	if (app_at_cqs(e, at, NET_SPIN_NOW_NS))
 		return true;
 	if (net_rx_head_is_target_work(e))
@@ -490,11 +494,11 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	}
 }
 
-bool net_engine_progress(struct net_engine *e, uint64_t now)
+/* net_engine_progress's round, the lock held. */
+static bool progress_locked(struct net_engine *e, uint64_t now)
 {
 	unsigned served;
 
-	sefa_lock(&e->lock);
 	/* The application is back: sends held for a batch leave in this round. */
 	net_sched_hurry(&e->sched, now);
 	served = net_engine_service(e, now);
@@ -503,6 +507,18 @@ bool net_engine_progress(struct net_engine *e, uint64_t now)
 		net_ctr(e)->inline_rx_batches++;
 	sefa_unlock(&e->lock);
 	return served != 0;
+}
+
+bool net_engine_progress(struct net_engine *e, uint64_t now)
+{
+	sefa_lock(&e->lock);
+	return progress_locked(e, now);
+}
+
+bool net_engine_try_progress(struct net_engine *e, uint64_t now)
+{
+	/* Not counted: the counters are the lock holder's to write. */
+	return sefa_trylock(&e->lock) && progress_locked(e, now);
 }
 
 void net_engine_arm_count(struct net_engine *e, int delta)

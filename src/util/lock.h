@@ -48,6 +48,15 @@ static inline void sefa_lock(struct sefa_lock *l)
 	atomic_store_explicit(&l->owner, (unsigned long)pthread_self(), memory_order_relaxed);
 }
 
+/* The lock if it is free now; false, without waiting, when another thread holds it. */
+static inline bool sefa_trylock(struct sefa_lock *l)
+{
+	if (pthread_mutex_trylock(&l->m))
+		return false;
+	atomic_store_explicit(&l->owner, (unsigned long)pthread_self(), memory_order_relaxed);
+	return true;
+}
+
 static inline void sefa_unlock(struct sefa_lock *l)
 {
 	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);

@@ -175,9 +175,12 @@ int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		return 0;
 	stale = net_engine_note_poll(cq->ctx->sh->eng, &now);
 	got = cq_pop_wc(cq, num_entries, wc);
-	/* A CQ that always has entries (send completions) must not starve receiving. */
+	/* A CQ that always has entries (send completions) must not starve receiving;
+	 * but while another thread serves the sockets, nothing starves: return what we
+	 * have rather than queue behind it (a woken waiter would, behind the thread
+	 * that woke it). */
 	if (got && stale)
-		cq_rx_inline(cq, now);
+		net_engine_try_progress(cq->ctx->sh->eng, now);
 	if (!got && cq_rx_inline(cq, now))
 		got = cq_pop_wc(cq, num_entries, wc);
 	net_poll_result(cq->ctx->sh->eng, got > 0, now);
