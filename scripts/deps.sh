@@ -25,12 +25,13 @@ build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 #   clang, libclang-rt-14-dev  make test-fuzz (libFuzzer and the sanitizers' runtimes)
 #   openmpi-bin, libopenmpi-dev  mpirun, mpicc (the namespace MPI test, bench/mpi.sh)
 #   python3-mpi4py, hpcc  mpi4py and HPC Challenge jobs of the namespace MPI test
+#   tmux             a real terminal for `softefa stats --watch` (tests/interop/stats.sh)
 # Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd;
 # util-linux's unshare) are always there; awk is checked by command below, as any awk
 # will do.
 test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
 	nftables procps gzip binutils git clang-format valgrind clang libclang-rt-14-dev
-	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb)
+	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux)
 
 want=()
 case "${1:-build}" in

@@ -4,7 +4,8 @@
  *   softefa run [--] CMD [ARGS...]  run an unmodified program on softefa (our rdma on PATH)
  *   softefa env                     print the environment `run` sets, for eval
  *   softefa info                    list devices and their attributes
- *   softefa stats                   counters of every live softefa process
+ *   softefa stats ...               counters, peers, paths and QPs of live processes
+ *   softefa config                  every variable: value, default, range, source
  *   softefa demo [--iters N]        two processes exchange messages; latency, throughput
  *   softefa sim ...                 the SRD core on the network simulator (sim_cmd.c)
  *   softefa --version
@@ -30,8 +31,13 @@ static int usage(FILE *f)
 	        "                           rdma first on PATH)\n"
 	        "  env                      print the environment `run` sets, for eval\n"
 	        "  info                     list the devices and their attributes\n"
-	        "  stats [--json] [--pid PID]\n"
-	        "                           counters of every live softefa process (or one)\n"
+	        "  stats [--pid PID] [--name TEXT] [--json] [--interval SEC | --watch [SEC]\n"
+	        "        [--count N]] | --describe\n"
+	        "                           counters, peers (state, RTT, cwnd, retransmissions),\n"
+	        "                           paths and QPs of live softefa processes; rates over\n"
+	        "                           an interval, a live table (softefa stats --help)\n"
+	        "  config [--json]          every SOFTEFA_* variable: value, default, range and\n"
+	        "                           source (environment or default)\n"
 	        "  demo [--iters N]         two processes exchange messages: latency and\n"
 	        "                           throughput (N round trips a size, default 10000)\n"
 	        "  sim campaign|replay|fabric ...\n"
@@ -260,6 +266,8 @@ int main(int argc, char **argv)
 		return cmd_info();
 	if (!strcmp(argv[1], "stats"))
 		return tool_stats(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "config"))
+		return tool_config(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "demo"))
 		return tool_demo(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "sim"))

@@ -27,7 +27,11 @@ int tool_arg_error(const char *cmd, const char *fmt, ...) __attribute__((format(
 int tool_arg_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                  uint64_t *v);
 
+/* A JSON string on stdout: quotes, backslashes and control bytes escaped (json.c). */
+void tool_json_str(const char *s);
+
 int tool_stats(int argc, char **argv);
+int tool_config(int argc, char **argv);
 int tool_demo(int argc, char **argv);
 int tool_sim(int argc, char **argv);
 

@@ -155,7 +155,7 @@ int net_stats_fd_alive(int fd)
 	return errno == EWOULDBLOCK;
 }
 
-static void add_counters(struct net_counters *sum, const struct net_stats_file *s)
+void net_counters_add(struct net_counters *sum, const struct net_stats_file *s)
 {
 	uint64_t *out = (uint64_t *)(void *)sum;
 	const uint64_t *in = (const uint64_t *)(const void *)&s->c;
@@ -166,20 +166,22 @@ static void add_counters(struct net_counters *sum, const struct net_stats_file *
 		out[i] += __atomic_load_n(&in[i], __ATOMIC_RELAXED);
 }
 
-/* A valid stats file's contents, mapped; NULL when it is not one. */
-static const struct net_stats_file *map_stats(int fd)
+const struct net_stats_file *net_stats_map(int fd, size_t *len)
 {
 	struct net_stats_file *s;
 	struct stat st;
 
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*s))
+	if (fstat(fd, &st) || st.st_size < (off_t)offsetof(struct net_stats_file, c) ||
+	    st.st_size > (off_t)NET_STATS_MAX_BYTES)
 		return NULL;
-	s = mmap(NULL, sizeof(*s), PROT_READ, MAP_SHARED, fd, 0);
+	*len = (size_t)st.st_size;
+	s = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
 	if (s == MAP_FAILED)
 		return NULL;
-	if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != NET_STATS_MAGIC ||
-	    s->version != NET_STATS_VERSION) {
-		munmap(s, sizeof(*s));
+	/* Every version from 1 on reads the same up to its counters (counters.h). */
+	if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != NET_STATS_MAGIC || s->version < 1 ||
+	    (uint64_t)offsetof(struct net_stats_file, c) + (uint64_t)s->ncounters * 8 > *len) {
+		munmap(s, *len);
 		return NULL;
 	}
 	return s;
@@ -196,12 +198,13 @@ static void gone_path(char *out, size_t cap, const char *stats_dir, const uint8_
 static void read_gone(const char *path, struct net_stats_file *g)
 {
 	int fd = sefa_open_ours(path, O_RDONLY, 0);
-	const struct net_stats_file *s = fd >= 0 ? map_stats(fd) : NULL;
+	size_t len = 0;
+	const struct net_stats_file *s = fd >= 0 ? net_stats_map(fd, &len) : NULL;
 
 	memset(g, 0, sizeof(*g));
 	if (s) {
-		add_counters(&g->c, s);
-		munmap((void *)s, sizeof(*s));
+		net_counters_add(&g->c, s);
+		munmap((void *)s, len);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -217,7 +220,7 @@ static int fold(const char *stats_dir, const struct net_stats_file *dead)
 
 	gone_path(path, sizeof(path), stats_dir, dead->gid + 12, dead->dev_index);
 	read_gone(path, &g);
-	add_counters(&g.c, dead);
+	net_counters_add(&g.c, dead);
 	g.magic = NET_STATS_MAGIC;
 	g.version = NET_STATS_VERSION;
 	g.dev_index = dead->dev_index;
@@ -253,6 +256,7 @@ void net_devsum(const char *stats_dir, const uint8_t addr[4], unsigned dev,
 	while (d && (de = readdir(d))) {
 		const struct net_stats_file *s;
 		unsigned pid, idx;
+		size_t len = 0;
 		char end;
 		int fd;
 
@@ -280,16 +284,16 @@ void net_devsum(const char *stats_dir, const uint8_t addr[4], unsigned dev,
 		fd = sefa_open_ours(path, O_RDONLY, 0);
 		if (fd < 0)
 			continue;
-		s = map_stats(fd);
+		s = net_stats_map(fd, &len);
 		/* Dead or alive, its counts are the device's (the gone sums were read above). */
 		if (s && sum && s->dev_index == dev && !memcmp(s->gid + 12, addr, 4))
-			add_counters(sum, s);
+			net_counters_add(sum, s);
 		/* Folded first, removed after: a crash between counts it twice, never zero
 		 * times. A file that is no stats file at all just goes. */
 		if (!net_stats_fd_alive(fd) && (!s || !fold(stats_dir, s)))
 			unlink(path);
 		if (s)
-			munmap((void *)s, sizeof(*s));
+			munmap((void *)s, len);
 		close(fd);
 	}
 	if (d)

@@ -7,6 +7,8 @@
 #ifndef SOFTEFA_NET_COUNTERS_H
 #define SOFTEFA_NET_COUNTERS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* X-macro: name, description. Order is the file's ABI; append only. */
@@ -104,10 +106,18 @@ struct net_counters {
 #undef NET_COUNTER_FIELD
 };
 
-#define NET_STATS_MAGIC   0x5efa57a7u
-#define NET_STATS_VERSION 1u
+#define NET_STATS_MAGIC 0x5efa57a7u
+/*
+ * Version 1: the header and ncounters counters. Version 2: the same, and the word
+ * version 1 left reserved (0) is tables_off. A reader takes any version from 1 on: a
+ * field of the header never moves or changes meaning, counters are only appended
+ * (ncounters says how many), and the tables say their own entry sizes; a change that
+ * cannot keep to that takes a new magic.
+ */
+#define NET_STATS_VERSION 2u
 
-/* Layout of a stats file: a header, then struct net_counters. */
+/* Layout of a stats file: a header, then struct net_counters, then (tables_off) the
+ * tables. A gone-sums file is the header and counters alone. */
 struct net_stats_file {
 	uint32_t magic;
 	uint32_t version;
@@ -115,8 +125,80 @@ struct net_stats_file {
 	uint32_t dev_index;
 	uint8_t gid[16];
 	uint32_t ncounters;
-	uint32_t reserved;
+	uint32_t tables_off; /* bytes from the file's start to the tables; 0: none */
 	struct net_counters c;
+};
+
+/*
+ * The tables: the engine's peers, their paths and its QPs, as of `updated_ns`, copied
+ * from the engine at most every NET_TABLES_NS while it is busy, and once more after
+ * (stats.c). Never per packet. A reader copies them between two equal even values of
+ * `seq` (odd while the engine writes) and takes from each entry the bytes it knows
+ * (entry sizes are the writer's: a newer one may add fields at the end, an older one's
+ * are shorter and the rest reads as 0).
+ */
+#define NET_TABLES_VERSION 1u
+#define NET_TABLE_PEERS    64u  /* peers shown; the gone and troubled first */
+#define NET_TABLE_PATHS    512u /* their paths, in peer order */
+#define NET_TABLE_QPS      128u
+#define NET_TABLE_CMDLINE  256u
+
+struct net_table_peer {
+	uint8_t gid[16];     /* the peer's GID: its address and base port */
+	uint8_t health;      /* enum srd_health: 0 up, 1 suspect, 2 down */
+	uint8_t gone_status; /* 13 / 15: how its messages failed when it was last gone */
+	uint8_t unproven;    /* only heard from: never sent to */
+	uint8_t pad;
+	uint32_t cwnd, inflight;
+	uint32_t first_path, npaths; /* its rows of the path table */
+	uint32_t ahn;                /* its AH number, or 0xffff when no AH names it */
+	uint64_t srtt_ns, min_rtt_ns;
+	uint64_t retx, timeouts, msgs_failed, tx_pkts;
+	uint64_t last_heard_ns, gone_ns; /* CLOCK_MONOTONIC, 0: never */
+};
+
+struct net_table_path {
+	uint32_t peer; /* its row in the peer table */
+	uint32_t index;
+	uint8_t health;
+	uint8_t pad[3];
+	uint32_t loss_x1024;
+	uint32_t inflight;
+	uint32_t pad2;
+	uint64_t tx, srtt_ns, rttvar_ns, min_rtt_ns;
+};
+
+struct net_table_qp {
+	uint32_t qpn;
+	uint8_t type;  /* NET_QP_SRD, NET_QP_UD */
+	uint8_t state; /* enum ibv_qp_state */
+	uint16_t pad;
+	uint64_t sends_posted, sends_done, recvs_posted, recvs_done;
+};
+
+#define NET_QP_OTHER 0
+#define NET_QP_SRD   1
+#define NET_QP_UD    2
+
+struct net_tables {
+	uint32_t version;
+	uint32_t seq;                           /* odd while being written */
+	uint32_t peer_size, path_size, qp_size; /* bytes per entry */
+	uint32_t peer_cap, path_cap, qp_cap;    /* entries there is room for */
+	uint32_t peers_off, paths_off, qps_off; /* from the start of this struct */
+	uint32_t npeers, npaths, nqps;          /* entries in use */
+	uint32_t peers_total, qps_total;        /* the engine's: more than npeers, nqps when cut */
+	uint64_t updated_ns;                    /* CLOCK_MONOTONIC when they were copied */
+	char cmdline[NET_TABLE_CMDLINE];        /* the process's, arguments space-separated */
+	struct net_table_peer peers[NET_TABLE_PEERS];
+	struct net_table_path paths[NET_TABLE_PATHS];
+	struct net_table_qp qps[NET_TABLE_QPS];
+};
+
+/* The whole file as an engine of this version writes it. */
+struct net_stats_full {
+	struct net_stats_file f;
+	struct net_tables t;
 };
 
 extern const char *const net_counter_names[];
@@ -154,6 +236,31 @@ void net_devsum(const char *stats_dir, const uint8_t addr[4], unsigned dev,
                 struct net_counters *sum);
 /* Whether the stats file open at fd belongs to a live engine. */
 int net_stats_fd_alive(int fd);
+/*
+ * The stats file open at fd, mapped whole (*len bytes, for munmap), when it is one of
+ * any version from 1 (its magic, and room for the counters it says it has); NULL when
+ * it is not, or larger than NET_STATS_MAX_BYTES.
+ */
+#define NET_STATS_MAX_BYTES (16u << 20)
+const struct net_stats_file *net_stats_map(int fd, size_t *len);
+/* Adds a mapped file's counters into *sum: those it has of ours, each loaded whole. */
+void net_counters_add(struct net_counters *sum, const struct net_stats_file *s);
+
+/*
+ * What `softefa stats` shows of one file (stats_read.c): its header and counters, and
+ * its tables in this version's layout (entries of another writer's size cut or padded
+ * with 0, counts clipped to what the tables hold), or has_tables false.
+ */
+struct net_stats_snap {
+	uint32_t pid, dev_index, version;
+	uint8_t gid[16];
+	struct net_counters c; /* those the file does not have: 0 */
+	bool has_tables;
+	struct net_tables t;
+};
+/* Reads the stats file open at fd: 0, -EINVAL when it is no stats file; the tables are
+ * left out (has_tables false) when the engine kept rewriting them while we read. */
+int net_stats_read(int fd, struct net_stats_snap *out);
 
 /*
  * The published view: one file per EFA port counter ("<decimal>\n") and `lifespan` in

@@ -123,6 +123,9 @@ struct net_ep_ops {
 	 * thread sanitizer's sight (tx.c); every other read of application memory is not.
 	 */
 	bool bytes_rewritable;
+	/* The endpoint's row of the stats tables (optional, locked): its type, state and
+	 * counts; qpn is filled already. Called at most every NET_TABLES_NS, never per packet. */
+	void (*view)(struct net_ep *ep, struct net_table_qp *row);
 };
 
 /* A local endpoint: embedded in the QP that owns it. */

@@ -82,6 +82,8 @@ struct net_peers {
 struct net_stats {
 	struct net_stats_file *file;
 	struct net_stats_file fallback;
+	struct net_tables *tables; /* in the file (none without one) */
+	uint64_t tables_next_ns;   /* the tables are copied again no sooner than this */
 	char path[SEFA_PATH_MAX + 64];
 	int fd; /* held with LOCK_SH while the engine lives (counters.h) */
 	/* The published hw_counters: only the progress thread, and the close. */
@@ -146,6 +148,7 @@ struct net_sched {
 	uint32_t deferred_wrs;
 	bool shallow; /* a send since the last pump went to a peer with few in flight */
 	uint64_t defer_until;
+	uint64_t tables_due; /* the stats tables are behind: copy them then (UINT64_MAX: not) */
 };
 
 /* rx.c: the receive batch and the in-place receive. */
@@ -280,6 +283,13 @@ uint64_t net_stats_mark(const struct net_engine *e);
 int net_stats_publish_wait(struct net_engine *e, uint64_t now);
 /* Unlocked, from the progress thread only: writes the device's sums (mark as above). */
 void net_stats_publish(struct net_engine *e, uint64_t now, uint64_t mark);
+/*
+ * Locked, after anything changed the engine's peers or QPs (each pump): copies them into
+ * the stats tables when NET_TABLES_NS passed since the last copy and returns UINT64_MAX;
+ * otherwise returns when the copy is due, and the caller comes back then.
+ */
+#define NET_TABLES_NS (100ull * 1000000)
+uint64_t net_stats_tables(struct net_engine *e, uint64_t now);
 
 /* tx.c. The fault hooks from the configuration: 0 or -ENOMEM. */
 int net_tx_init(struct net_engine *e, const struct sefa_config *cfg);

@@ -20,6 +20,7 @@ void net_sched_init(struct net_sched *s)
 	s->deferred_wrs = 0;
 	s->shallow = false;
 	s->defer_until = 0;
+	s->tables_due = UINT64_MAX;
 }
 
 uint64_t net_sched_due(const struct net_sched *s)
@@ -28,7 +29,7 @@ uint64_t net_sched_due(const struct net_sched *s)
 
 	if (s->defer_until && s->defer_until < due)
 		due = s->defer_until;
-	return due;
+	return s->tables_due < due ? s->tables_due : due;
 }
 
 void net_sched_hurry(struct net_sched *s, uint64_t now)
@@ -194,6 +195,8 @@ void net_engine_pump(struct net_engine *e)
 	if (e->tx.n)
 		net_engine_flush(e);
 	copy_stats(e);
+	/* The stats tables follow, at their own pace (a comparison when not due). */
+	e->sched.tables_due = net_stats_tables(e, now);
 	/* Work left by the bound is due now: a thread that pumps again must come, whether
 	 * or not the application calls in (a direct data path never does). */
 	atomic_store_explicit(&e->sched.srd_due_ns,
@@ -220,5 +223,8 @@ bool net_sched_timers(struct net_engine *e, uint64_t now)
 		net_engine_pump(e);
 		return true;
 	}
+	/* A copy of the stats tables put off by the last pump: nothing else to do. */
+	if (now >= e->sched.tables_due)
+		e->sched.tables_due = net_stats_tables(e, now);
 	return false;
 }

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,9 +55,9 @@ static int file_make(const char *tmp, struct net_stats_file **map)
 	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_file)))
+	if (flock(fd, LOCK_SH) || ftruncate(fd, sizeof(struct net_stats_full)))
 		goto fail;
-	m = mmap(NULL, sizeof(struct net_stats_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = mmap(NULL, sizeof(struct net_stats_full), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED)
 		goto fail;
 	*map = m;
@@ -65,6 +66,49 @@ fail:
 	close(fd);
 	unlink(tmp);
 	return -1;
+}
+
+/* The process's command line, arguments joined by spaces, cut to fit. */
+static void cmdline_of_self(char *out, size_t cap)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		out[0] = '\0';
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++)
+		if (out[i] == '\0' && i + 1 < n)
+			out[i] = ' ';
+	out[n] = '\0';
+}
+
+/* The tables' header, in a stats file only (nobody else could read them). */
+static void tables_open(struct net_engine *e, struct net_stats_file *f)
+{
+	struct net_tables *t;
+
+	e->stats.tables = NULL;
+	e->stats.tables_next_ns = 0;
+	if (f == &e->stats.fallback)
+		return;
+	t = &((struct net_stats_full *)f)->t;
+	t->version = NET_TABLES_VERSION;
+	t->peer_size = sizeof(t->peers[0]);
+	t->path_size = sizeof(t->paths[0]);
+	t->qp_size = sizeof(t->qps[0]);
+	t->peer_cap = NET_TABLE_PEERS;
+	t->path_cap = NET_TABLE_PATHS;
+	t->qp_cap = NET_TABLE_QPS;
+	t->peers_off = (uint32_t)offsetof(struct net_tables, peers);
+	t->paths_off = (uint32_t)offsetof(struct net_tables, paths);
+	t->qps_off = (uint32_t)offsetof(struct net_tables, qps);
+	cmdline_of_self(t->cmdline, sizeof(t->cmdline));
+	f->tables_off = (uint32_t)offsetof(struct net_stats_full, t);
+	e->stats.tables = t;
 }
 
 /* Where this device's hw_counters are published; init leaves values already there. */
@@ -110,6 +154,7 @@ void net_stats_open(struct net_engine *e, const struct sefa_config *cfg)
 	memcpy(f->gid, e->gid, NET_GID_LEN);
 	f->ncounters = net_counter_count;
 	f->version = NET_STATS_VERSION;
+	tables_open(e, f);
 	/* The magic goes last so a reader never sees a half-initialised header as valid. */
 	__atomic_store_n(&f->magic, NET_STATS_MAGIC, __ATOMIC_RELEASE);
 	e->stats.file = f;
@@ -227,7 +272,8 @@ static void publish_final(struct net_engine *e)
 void net_stats_close(struct net_engine *e)
 {
 	if (e->stats.file && e->stats.file != &e->stats.fallback) {
-		munmap(e->stats.file, sizeof(struct net_stats_file));
+		munmap(e->stats.file, sizeof(struct net_stats_full));
+		e->stats.tables = NULL;
 		/* Unheld, the file is a dead engine's: the publish below folds it into the
 		 * gone sums, or the next to sum does if the lock is busy now. */
 		close(e->stats.fd);

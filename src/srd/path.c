@@ -161,3 +161,15 @@ void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
 		p->ep->stats.path_down++;
 	}
 }
+
+uint8_t srd_path_health(const struct srd_peer *p, uint32_t i, uint64_t now)
+{
+	const struct srd_path *path = &p->tx.paths[i];
+
+	if (!usable(path, now))
+		return SRD_HEALTH_DOWN;
+	/* Back from a cooldown but not heard from, timing out, or losing much. */
+	if (path->down_until_ns || path->consec_rto || path->loss_ewma > LOSSY_LEVEL)
+		return SRD_HEALTH_SUSPECT;
+	return SRD_HEALTH_UP;
+}

@@ -332,8 +332,10 @@ static void msg_finish(struct srd_peer *p, struct srd_msg *m, int status, bool n
 	if (notify) {
 		if (status == SRD_OK)
 			ep->stats.msgs_tx_ok++;
-		else
+		else {
 			ep->stats.msgs_tx_err++;
+			tx->n_failed++;
+		}
 		/* A refusal we sent for a read has nobody to tell. */
 		if (m->cookie)
 			ep->cb.tx_done(ep->user, m->cookie, status);
@@ -551,9 +553,10 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 	path->tx++;
 	if (s->rnr_again)
 		s->rnr_again = false; /* asked again, not lost: neither count */
-	else if (s->tx_count > 1)
+	else if (s->tx_count > 1) {
 		ep->stats.data_retx++;
-	else
+		tx->n_retx++;
+	} else
 		ep->stats.data_tx++;
 }
 
@@ -1084,6 +1087,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	}
 	if (timed_out) {
 		ep->stats.rto_fired++;
+		tx->n_rto++;
 		if (tx->rto_backoff < 6)
 			tx->rto_backoff++;
 		tx->cc.ops->on_timeout(&tx->cc, now);
@@ -1100,7 +1104,9 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	}
 	if (outstanding(tx) && now >= tx->last_progress_ns + ep->cfg.peer_timeout_ns) {
 		/* The peer made no progress for the whole timeout: it is gone. */
-		fail_all(p, tx->answered ? SRD_LOCAL_UNRESP_REMOTE : SRD_LOCAL_UNREACH_REMOTE);
+		tx->gone_status = tx->answered ? SRD_LOCAL_UNRESP_REMOTE : SRD_LOCAL_UNREACH_REMOTE;
+		tx->gone_ns = now;
+		fail_all(p, tx->gone_status);
 		tx->peer_epoch = 0;
 		tx->answered = false;
 	}

@@ -343,4 +343,44 @@ struct srd_peer_info {
 /* Fills *info (every field; paths beyond npaths are zero). */
 void srd_peer_info(const struct srd_peer *p, struct srd_peer_info *info);
 
+/*
+ * How a peer, or one of its paths, is doing, as tools show it (softefa stats).
+ *   UP       delivering;
+ *   SUSPECT  a path: timed out lately, losing much, or back from a cooldown and not yet
+ *            heard from; a peer: timeouts since its last round trip, or a path not up;
+ *   DOWN     a path: out of use for its cooldown; a peer: gone (the peer timeout
+ *            failed its messages, gone_status) and not heard from since.
+ */
+enum srd_health { SRD_HEALTH_UP = 0, SRD_HEALTH_SUSPECT = 1, SRD_HEALTH_DOWN = 2 };
+
+struct srd_path_view {
+	uint8_t health;                          /* enum srd_health */
+	uint32_t loss_x1024;                     /* packets lost per 1024, smoothed */
+	uint32_t inflight;                       /* data packets in flight on it */
+	uint64_t tx;                             /* data packets sent on it, resends included */
+	uint64_t srtt_ns, rttvar_ns, min_rtt_ns; /* 0 before its first sample */
+};
+
+/* A peer's figures for tools: cheap to fill, read-only. */
+struct srd_peer_view {
+	struct srd_addr addr;
+	uint8_t health;      /* enum srd_health */
+	uint8_t gone_status; /* 13 or 15: what its messages failed with when last gone; 0 */
+	bool unproven;       /* only heard from (its hellos), never sent to */
+	uint32_t cwnd, inflight, npaths;
+	uint64_t srtt_ns, min_rtt_ns;
+	uint64_t retx;          /* data packets resent to it */
+	uint64_t timeouts;      /* retransmission timeouts on it */
+	uint64_t msgs_failed;   /* messages to it that failed, whatever the status */
+	uint64_t last_heard_ns; /* its current incarnation's last ack or data (0: never) */
+	uint64_t gone_ns;       /* when the peer timeout last declared it gone (0: never) */
+	struct srd_path_view path[SRD_MAX_PATHS]; /* the first npaths */
+};
+
+/* The endpoint's peers in turn: the first for prev NULL, then the one after prev, NULL
+ * after the last. The order is the table's; any change to the peers restarts it. */
+const struct srd_peer *srd_ep_next_peer(const struct srd_ep *ep, const struct srd_peer *prev);
+/* Fills *v with the peer's figures as of now. */
+void srd_peer_view(const struct srd_peer *p, uint64_t now, struct srd_peer_view *v);
+
 #endif

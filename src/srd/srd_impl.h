@@ -181,6 +181,11 @@ struct srd_tx {
 	struct srd_undo undo;
 	uint64_t late_ns;     /* an original the timer gave up on was answered this late ... */
 	uint64_t late_end_ns; /* ... and the timer allows for it until then (undo.c) */
+	/* For srd_peer_view, counted off the per-packet path (resends, timeouts, failures):
+	 * what tools name a troubled peer by. */
+	uint64_t n_retx, n_rto, n_failed;
+	uint64_t gone_ns;    /* the peer timeout last failed its messages then ... */
+	uint8_t gone_status; /* ... with this status (13 or 15) */
 };
 
 /* ---- receiver ---------------------------------------------------------------------- */
@@ -474,5 +479,7 @@ void srd_undo_tick(struct srd_peer *p, uint64_t now);
 void srd_undo_forget(struct srd_peer *p);
 uint64_t srd_undo_rto_floor(const struct srd_peer *p);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
+/* How path i is doing now (enum srd_health), for srd_peer_view. */
+uint8_t srd_path_health(const struct srd_peer *p, uint32_t i, uint64_t now);
 
 #endif

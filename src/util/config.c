@@ -178,12 +178,26 @@ static bool load_dirs(struct sefa_config *c)
 
 #define NVARS(t) (sizeof(t) / sizeof((t)[0]))
 
-/* The names read outside the tables above: here, by the tool, and by the tests. */
-static const char *const other_names[] = {
-    "SOFTEFA_LOG",           "SOFTEFA_ADDR",      "SOFTEFA_RUN_DIR",
-    "SOFTEFA_SYSFS_DIR",     "SOFTEFA_KEY_FILE",  "SOFTEFA_LIBDIR",
-    "SOFTEFA_REAL_RDMA",     "SOFTEFA_TEST_SEED", "SOFTEFA_TEST_CAMPAIGNS",
-    "SOFTEFA_GOLDEN_UPDATE",
+/*
+ * The variables read outside the tables above: here, by the tool, and by the tests,
+ * with their defaults and what they take as `softefa config` shows them (NULL default:
+ * computed, text_default).
+ */
+struct text_var {
+	const char *name, *def, *range;
+};
+
+static const struct text_var text_vars[] = {
+    {"SOFTEFA_LOG", "1", "0-4"},
+    {"SOFTEFA_ADDR", "127.0.0.1", "IPv4, not 0.0.0.0"},
+    {"SOFTEFA_RUN_DIR", NULL, "a directory private to you"},
+    {"SOFTEFA_SYSFS_DIR", NULL, "a directory private to you"},
+    {"SOFTEFA_KEY_FILE", NULL, "a file of yours, mode 0600 or 0400"},
+    {"SOFTEFA_LIBDIR", "<softefa>/../lib", "a directory (softefa run)"},
+    {"SOFTEFA_REAL_RDMA", "/sbin/rdma ... (found)", "a program, or none"},
+    {"SOFTEFA_TEST_SEED", "the clock", "a number (test programs)"},
+    {"SOFTEFA_TEST_CAMPAIGNS", "100", "a number (test_sim)"},
+    {"SOFTEFA_GOLDEN_UPDATE", "0", "0-1 (test_sim)"},
 };
 
 /* Edits (insert, delete, change one character, case aside) between two names, capped
@@ -232,9 +246,9 @@ static const char *nearest_name(const char *name, unsigned *dist)
 				best = tables[k].t[i].name;
 				*dist = name_distance(name, best);
 			}
-	for (size_t i = 0; i < NVARS(other_names); i++)
-		if (name_distance(name, other_names[i]) < *dist) {
-			best = other_names[i];
+	for (size_t i = 0; i < NVARS(text_vars); i++)
+		if (name_distance(name, text_vars[i].name) < *dist) {
+			best = text_vars[i].name;
 			*dist = name_distance(name, best);
 		}
 	return best;
@@ -303,4 +317,74 @@ bool sefa_config_valid(void)
 {
 	pthread_once(&config_once, config_load);
 	return config_ok;
+}
+
+/* ---- softefa config ---------------------------------------------------------------- */
+
+static void list_num(const struct num_var *nv, struct sefa_var_info *v)
+{
+	const char *env = getenv(nv->name);
+	uint64_t x;
+
+	v->name = nv->name;
+	snprintf(v->def, sizeof(v->def), "%llu", (unsigned long long)nv->def);
+	snprintf(v->range, sizeof(v->range), "%llu-%llu", (unsigned long long)nv->min,
+	         (unsigned long long)nv->max);
+	v->source = env && *env ? "environment" : "default";
+	if (!env || !*env)
+		snprintf(v->value, sizeof(v->value), "%s", v->def);
+	else if (sefa_parse_u64(env, nv->min, nv->max, &x) || (nv->valid && !nv->valid(x)))
+		snprintf(v->value, sizeof(v->value), "%s (invalid: no device is listed)", env);
+	else
+		snprintf(v->value, sizeof(v->value), "%llu", (unsigned long long)x);
+}
+
+/* The defaults that depend on others: the run directory's, and what lies in it. */
+static void text_default(const char *name, char *out, size_t cap)
+{
+	const char *run = getenv("SOFTEFA_RUN_DIR");
+	char def_run[64];
+
+	snprintf(def_run, sizeof(def_run), "/tmp/softefa-%u", (unsigned)getuid());
+	if (!run || !*run)
+		run = def_run;
+	if (!strcmp(name, "SOFTEFA_RUN_DIR"))
+		snprintf(out, cap, "%s", def_run);
+	else if (!strcmp(name, "SOFTEFA_SYSFS_DIR"))
+		snprintf(out, cap, "%.*s/sysfs", SEFA_PATH_MAX, run);
+	else
+		snprintf(out, cap, "%.*s/auth.key", SEFA_PATH_MAX, run);
+}
+
+static void list_text(const struct text_var *tv, struct sefa_var_info *v)
+{
+	const char *env = getenv(tv->name);
+
+	v->name = tv->name;
+	if (tv->def)
+		snprintf(v->def, sizeof(v->def), "%s", tv->def);
+	else
+		text_default(tv->name, v->def, sizeof(v->def));
+	snprintf(v->range, sizeof(v->range), "%s", tv->range);
+	v->source = env ? "environment" : "default";
+	snprintf(v->value, sizeof(v->value), "%.*s", SEFA_PATH_MAX, env ? env : v->def);
+}
+
+void sefa_config_each(void (*fn)(const struct sefa_var_info *v, void *arg), void *arg)
+{
+	static const struct {
+		const struct num_var *t;
+		size_t n;
+	} tables[] = {{transport_vars, NVARS(transport_vars)}, {limit_vars, NVARS(limit_vars)}};
+	struct sefa_var_info v;
+
+	for (size_t i = 0; i < NVARS(text_vars); i++) {
+		list_text(&text_vars[i], &v);
+		fn(&v, arg);
+	}
+	for (size_t k = 0; k < NVARS(tables); k++)
+		for (size_t i = 0; i < tables[k].n; i++) {
+			list_num(&tables[k].t[i], &v);
+			fn(&v, arg);
+		}
 }

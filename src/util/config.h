@@ -69,4 +69,16 @@ struct sefa_config {
 const struct sefa_config *sefa_config_get(void);
 bool sefa_config_valid(void);
 
+/* One variable as `softefa config` shows it: as the environment sets it now. */
+struct sefa_var_info {
+	const char *name;
+	char value[SEFA_PATH_MAX + 48]; /* what it is set to, or its default */
+	char def[SEFA_PATH_MAX + 16];
+	char range[64];
+	const char *source; /* "environment" or "default" */
+};
+/* Calls fn for every variable softefa reads (docs/configuration.md), the environment's
+ * value or the default, malformed values said so. Reads nothing else. */
+void sefa_config_each(void (*fn)(const struct sefa_var_info *v, void *arg), void *arg);
+
 #endif

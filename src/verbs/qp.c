@@ -350,6 +350,21 @@ void sefa_qp_flush(struct sefa_qp *qp)
 }
 
 /* Locked: back to RESET, queues empty, their completions gone. */
+void sefa_qp_view(struct net_ep *ep, struct net_table_qp *row)
+{
+	struct sefa_qp *qp = container_of(ep, struct sefa_qp, ep);
+	const struct ibv_qp *ibqp = &qp->qpx.qp_base;
+
+	row->type = ibqp->qp_type == IBV_QPT_UD ? NET_QP_UD : NET_QP_SRD;
+	row->state = (uint8_t)ibqp->state;
+	/* Posts are counted under the engine lock, completions given back atomically;
+	 * both since the QP's last RESET. */
+	row->sends_posted = qp->sq.posted;
+	row->sends_done = atomic_load_explicit(&qp->sq.done, memory_order_relaxed);
+	row->recvs_posted = qp->rq.posted;
+	row->recvs_done = atomic_load_explicit(&qp->rq.done, memory_order_relaxed);
+}
+
 static void qp_reset(struct sefa_qp *qp)
 {
 	qp->recv_head = qp->recv_count = 0;

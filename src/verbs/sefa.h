@@ -505,6 +505,8 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_e
 struct ibv_qp *sefa_qp_create_basic(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
                                     const struct efadv_qp_init_attr *efa);
 void sefa_qp_flush(struct sefa_qp *qp);
+/* The QP's row of the engine's stats tables (net_ep_ops.view; engine lock). */
+void sefa_qp_view(struct net_ep *ep, struct net_table_qp *row);
 
 /* recv.c (locked): the oldest posted receive, taken off the ring; the ring must not be
  * empty. It stays valid until the next post. */

@@ -683,6 +683,7 @@ static const struct net_ep_ops sqp_ep_ops = {
     .srd_gather = sqp_gather,
     .srd_direct = sqp_direct,
     .srd_tx_direct = sqp_tx_direct,
+    .view = sefa_qp_view,
 };
 
 /* ---- the type ------------------------------------------------------------------------- */

@@ -162,6 +162,7 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 
 static const struct net_ep_ops ud_ep_ops = {
     .rx_ud = ud_rx,
+    .view = sefa_qp_view,
 };
 
 /* ---- the type ------------------------------------------------------------------------- */

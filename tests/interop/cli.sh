@@ -37,6 +37,18 @@ expect 2 "unknown argument '--fast'" demo --fast
 expect 0 "^usage: softefa demo" demo --help
 expect 2 "--pid 'abc' is not a number" stats --pid abc
 expect 2 "unknown argument '--all'" stats --all
+expect 2 "--interval 0 is out of range" stats --interval 0
+expect 2 "--interval 'x' is not a number" stats --interval x
+expect 2 "--interval needs a value" stats --interval
+expect 2 "--watch 0 is out of range" stats --watch 0
+expect 2 "--count goes with --watch" stats --count 3
+expect 2 "--count 0 is out of range" stats --watch --count 0
+expect 2 "--name needs a value" stats --name
+expect 0 "^usage: softefa stats" stats --help
+expect 0 "^  --describe" stats --help
+expect 2 "unknown argument '--all'" config --all
+expect 0 "^usage: softefa config" config --help
+expect 0 "^SOFTEFA_TIMEOUT_MS  *3000  *default" config
 expect 2 "which one? campaign, replay or fabric" sim
 expect 2 "unknown command 'nope'" sim nope
 expect 2 "--seed '-1' is not a number" sim replay --seed -1
@@ -48,7 +60,8 @@ expect 2 "--hosts 7 over --leaves 2" sim fabric permutation --hosts 7 --leaves 2
 expect 2 "unknown argument '--speed'" sim fabric incast --speed 3
 expect 0 "^usage: softefa sim campaign" sim fabric permutation --help
 # No error prints the whole usage in place of its reason.
-for args in "bogus" "run" "demo --iters -5" "sim replay --seed -1" "sim fabric bogus"; do
+for args in "bogus" "run" "demo --iters -5" "sim replay --seed -1" "sim fabric bogus" \
+	"stats --watch 0" "config --all"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	if timeout 60 "$SOFTEFA" $args 2>&1 | grep -q "^usage:"; then
 		fail "softefa $args prints the usage instead of only its reason"

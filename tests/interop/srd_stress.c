@@ -14,6 +14,12 @@
  *     remote) within SOFTEFA_TIMEOUT_MS plus a margin, and the sender must go on
  *     delivering to the other receiver.
  *
+ *   srd_stress steady [--seconds S]
+ *     A live pair for tools to look at (tests/interop/stats.sh): a sender sends the
+ *     receiver a message every millisecond, for S seconds (60). It prints
+ *     "sender PID receiver PID" once both are up, and stays up when its sends fail
+ *     (the receiver killed), printing "failed N status S" for each.
+ *
  * Exit status 0 on success; every failure prints the seed.
  */
 #include <errno.h>
@@ -439,8 +445,83 @@ static int cmd_kill(uint32_t count)
 	return 0;
 }
 
+static void nap_ms(long ms)
+{
+	struct timespec t = {0, ms * 1000000};
+
+	nanosleep(&t, NULL);
+}
+
+/* The receiver of steady: takes whatever comes, gently, until killed. */
+static void steady_serve(struct node *n)
+{
+	for (unsigned i = 0; i < DEPTH; i++)
+		post_recv(n, i);
+	for (;;) {
+		struct ibv_wc wc[32];
+		int k = ibv_poll_cq(n->cq, 32, wc);
+
+		if (k < 0)
+			FAIL("poll");
+		for (int i = 0; i < k; i++)
+			post_recv(n, (unsigned)wc[i].wr_id);
+		if (k == 0)
+			nap_ms(1);
+	}
+}
+
+static int cmd_steady(uint64_t seconds)
+{
+	uint64_t end = now_ns() + seconds * 1000000000ull, failed = 0;
+	uint8_t busy[DEPTH] = {0};
+	struct ep_info me, peer;
+	struct node n = {0};
+	struct ibv_ah *ah;
+	uint32_t seq = 0;
+	int up[2];
+	pid_t pid;
+
+	if (pipe(up))
+		FAIL("pipe");
+	pid = fork();
+	if (pid == 0) {
+		child_bound(main_pid, (unsigned)seconds + 60);
+		node_open(&n, &me);
+		xfer(up[1], &me, sizeof(me), true);
+		steady_serve(&n);
+	}
+	xfer(up[0], &peer, sizeof(peer), false);
+	node_open(&n, &me);
+	ah = make_ah(&n, &peer);
+	printf("sender %d receiver %d\n", (int)getpid(), (int)pid);
+	while (now_ns() < end) {
+		struct ibv_wc wc[32];
+		int k;
+
+		if (!busy[seq % DEPTH]) {
+			busy[seq % DEPTH] = 1;
+			post_send(&n, ah, peer.qpn, seq, seq % DEPTH, msg_size(seq, 1000));
+			seq++;
+		}
+		k = ibv_poll_cq(n.cq, 32, wc);
+		if (k < 0)
+			FAIL("poll");
+		for (int i = 0; i < k; i++) {
+			busy[wc[i].wr_id & 0xffff] = 0;
+			if (wc[i].status != IBV_WC_SUCCESS)
+				printf("failed %llu status %u\n", (unsigned long long)++failed,
+				       wc[i].vendor_err);
+		}
+		nap_ms(1);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	uint64_t seconds = 60;
 	uint32_t count = 100000, max = MAX_SIZE;
 
 	main_pid = getpid();
@@ -450,6 +531,8 @@ int main(int argc, char **argv)
 			count = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--max-size") && i + 1 < argc)
 			max = (uint32_t)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
+			seconds = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
 			seed = strtoull(argv[++i], NULL, 0);
 		else
@@ -462,6 +545,9 @@ int main(int argc, char **argv)
 		return cmd_pair(count, max);
 	if (argc >= 2 && !strcmp(argv[1], "kill"))
 		return cmd_kill(count);
-	fprintf(stderr, "usage: srd_stress pair|kill [--msgs N] [--max-size B] [--seed S]\n");
+	if (argc >= 2 && !strcmp(argv[1], "steady"))
+		return cmd_steady(seconds);
+	fprintf(stderr, "usage: srd_stress pair|kill|steady [--msgs N] [--max-size B] [--seed S] "
+	                "[--seconds S]\n");
 	return 2;
 }
