@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 # Every tool the tests (tests/**, the Makefile's test path) call, by package:
-#   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong
+#   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong, ibv_rc_pingpong
 #   perftest         ib_send_lat/bw, ib_read_lat/bw
 #   python3-pyverbs  rdma-core's tests (/usr/share/doc/rdma-core/tests), pyverbs
 #   rdma-core        the verbs providers beside the clients
