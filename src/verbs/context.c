@@ -285,12 +285,10 @@ SEFA_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	long ncpu;
 
 	if (!sefa_is_our_device(device) ||
-	    ((struct sefa_device *)device)->index >= sefa_config_get()->ndevs) {
-		errno =
-		    sefa_refuse(ENODEV, "ibv_open_device",
-		                "not a device of this process's softefa list: %p", (void *)device);
-		return NULL;
-	}
+	    ((struct sefa_device *)device)->index >= sefa_config_get()->ndevs)
+		return sefa_refuse_null(ENODEV, "ibv_open_device",
+		                        "not a device of this process's softefa list: %p",
+		                        (void *)device);
 
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {

@@ -30,6 +30,29 @@ struct ibv_buf {
 
 #define REFUSE(err, ...) sefa_refuse_null(err, "ibv_reg_mr_ex", __VA_ARGS__)
 
+/* A range of a provider buffer (ibv_alloc_buf) of the same PD: false (errno set) if not. */
+static bool buf_range_ok(struct ibv_pd *pd, const struct ibv_buf *b,
+                         const struct ibv_mr_init_attr *a)
+{
+	uintptr_t lo, hi;
+
+	if (!b || sefa_pd_base(b->pd) != sefa_pd_base(pd) ||
+	    !(a->comp_mask & IBV_REG_MR_MASK_ADDR) ||
+	    a->comp_mask & (IBV_REG_MR_MASK_FD | IBV_REG_MR_MASK_FD_OFFSET))
+		return REFUSE(EINVAL,
+		              "a provider buffer needs its own PD's buf and an addr, no fd: "
+		              "buf %p, comp_mask 0x%llx",
+		              (const void *)b, (unsigned long long)a->comp_mask) != NULL;
+	lo = (uintptr_t)b->addr;
+	hi = lo + b->size;
+	if ((uintptr_t)a->addr < lo || (uintptr_t)a->addr > hi ||
+	    a->length > hi - (uintptr_t)a->addr)
+		return REFUSE(EINVAL,
+		              "the range must lie in the buffer [%p, +%zu): addr %p, length %zu",
+		              b->addr, b->size, a->addr, a->length) != NULL;
+	return true;
+}
+
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct ibv_mr_init_attr *in)
 {
 	struct ibv_mr_init_attr a;
@@ -55,25 +78,8 @@ SEFA_EXPORT struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct ibv_mr_init_a
 	if (a.comp_mask & IBV_REG_MR_MASK_DMAH)
 		a.dmah = in->dmah;
 	if (a.comp_mask & IBV_REG_MR_MASK_BUF) {
-		const struct ibv_buf *b = in->buf;
-		uintptr_t lo, hi;
-
-		if (!b || sefa_pd_base(b->pd) != sefa_pd_base(pd) ||
-		    !(a.comp_mask & IBV_REG_MR_MASK_ADDR) ||
-		    a.comp_mask & (IBV_REG_MR_MASK_FD | IBV_REG_MR_MASK_FD_OFFSET))
-			return REFUSE(
-			    EINVAL,
-			    "a provider buffer needs its own PD's buf and an addr, no fd: "
-			    "buf %p, comp_mask 0x%llx",
-			    (const void *)b, (unsigned long long)a.comp_mask);
-		lo = (uintptr_t)b->addr;
-		hi = lo + b->size;
-		if ((uintptr_t)a.addr < lo || (uintptr_t)a.addr > hi ||
-		    a.length > hi - (uintptr_t)a.addr)
-			return REFUSE(
-			    EINVAL,
-			    "the range must lie in the buffer [%p, +%zu): addr %p, length %zu",
-			    b->addr, b->size, a.addr, a.length);
+		if (!buf_range_ok(pd, in->buf, &a))
+			return NULL;
 		/* Host memory: an ordinary registration of that range. */
 		a.comp_mask &= ~(uint64_t)IBV_REG_MR_MASK_BUF;
 	}

@@ -439,13 +439,40 @@ static const char *state_name(enum ibv_qp_state s)
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
+/* Locked: the state attr_mask and attr ask for (*next), by the QP state table. 0 or EINVAL. */
+static int check_transition(const struct sefa_qp *qp, const struct ibv_qp_attr *attr, int attr_mask,
+                            enum ibv_qp_state *next)
+{
+	enum ibv_qp_state cur = qp->qpx.qp_base.state;
+	int extra = attr_mask & ~IBV_QP_STATE;
+	struct transition t;
+
+	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return sefa_refuse(EINVAL, MODIFY, "cur_qp_state is not the QP's state %s: %d",
+		                   state_name(cur), (int)attr->cur_qp_state);
+	*next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	if (*next > IBV_QPS_ERR)
+		return sefa_refuse(EINVAL, MODIFY, "no such QP state: %d", (int)*next);
+	t = transition_of(cur, *next, qp->ops->rts_optional);
+	if (!t.valid)
+		return sefa_refuse(EINVAL, MODIFY,
+		                   "not a transition of the UD/SRD QP state table: %s to %s",
+		                   state_name(cur), state_name(*next));
+	if ((extra & t.required) != t.required || (extra & ~(t.required | t.optional)))
+		return sefa_refuse(
+		    EINVAL, MODIFY,
+		    "%s to %s needs attributes 0x%x and allows 0x%x more: attr_mask 0x%x",
+		    state_name(cur), state_name(*next), t.required | IBV_QP_STATE, t.optional,
+		    attr_mask);
+	return 0;
+}
+
 SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct sefa_qp *qp = to_sqp(ibqp);
 	struct net_engine *eng = qp->sh->eng;
 	enum ibv_qp_state cur, next;
-	struct transition t;
-	int extra;
+	int err;
 
 	if (attr_mask & ~MODIFY_SUPP_MASK)
 		return sefa_refuse(EOPNOTSUPP, MODIFY,
@@ -460,31 +487,10 @@ SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int
 
 	net_engine_lock(eng);
 	cur = ibqp->state;
-	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+	err = check_transition(qp, attr, attr_mask, &next);
+	if (err) {
 		net_engine_unlock(eng);
-		return sefa_refuse(EINVAL, MODIFY, "cur_qp_state is not the QP's state %d: %d",
-		                   (int)cur, (int)attr->cur_qp_state);
-	}
-	next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
-	if (next > IBV_QPS_ERR) {
-		net_engine_unlock(eng);
-		return sefa_refuse(EINVAL, MODIFY, "no such QP state: %d", (int)next);
-	}
-	t = transition_of(cur, next, qp->ops->rts_optional);
-	extra = attr_mask & ~IBV_QP_STATE;
-	if (!t.valid) {
-		net_engine_unlock(eng);
-		return sefa_refuse(EINVAL, MODIFY,
-		                   "not a transition of the UD/SRD QP state table: %s to %s",
-		                   state_name(cur), state_name(next));
-	}
-	if ((extra & t.required) != t.required || (extra & ~(t.required | t.optional))) {
-		net_engine_unlock(eng);
-		return sefa_refuse(
-		    EINVAL, MODIFY,
-		    "%s to %s needs attributes 0x%x and allows 0x%x more: attr_mask 0x%x",
-		    state_name(cur), state_name(next), t.required | IBV_QP_STATE, t.optional,
-		    attr_mask);
+		return err;
 	}
 	if (attr_mask & IBV_QP_QKEY)
 		qp->qkey = attr->qkey;
