@@ -116,8 +116,8 @@ static void host_id_on(const char *tree)
 
 static int setup_env(char *libdir, size_t cap, const char **sysfs)
 {
-	const char *old = getenv("LD_LIBRARY_PATH");
-	char buf[PATH_MAX * 2], real[PATH_MAX];
+	const char *old = getenv("LD_LIBRARY_PATH"), *log = getenv("SOFTEFA_LOG");
+	char buf[PATH_MAX * 2], real[PATH_MAX], log_was[64];
 	struct ibv_device **list;
 	int err = lib_dir(libdir, cap);
 
@@ -127,10 +127,18 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 		snprintf(libdir, cap, "%s", real);
 	snprintf(buf, sizeof(buf), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_LIBRARY_PATH", buf, 1);
-	/* Listing the devices makes the library build its sysfs tree. */
+	/* Listing the devices makes the library build its sysfs tree. Quietly: the
+	 * program run reads the same settings and says once what is wrong with them. */
+	if (log)
+		snprintf(log_was, sizeof(log_was), "%s", log);
+	setenv("SOFTEFA_LOG", "0", 1);
 	list = ibv_get_device_list(NULL);
 	if (list)
 		ibv_free_device_list(list);
+	if (log)
+		setenv("SOFTEFA_LOG", log_was, 1);
+	else
+		unsetenv("SOFTEFA_LOG");
 	/* SYSFS_PATH names only a tree the library vetted (docs/security.md); with none,
 	 * an inherited one goes too, and readers see /sys. */
 	*sysfs = softefa_sysfs_dir();
@@ -198,7 +206,9 @@ static int cmd_info(void)
 
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
-		fprintf(stderr, "softefa: no devices (check the SOFTEFA_* variables)\n");
+		/* The library has said why on stderr, once, unless SOFTEFA_LOG=0 silenced it. */
+		if (getenv("SOFTEFA_LOG") && !strcmp(getenv("SOFTEFA_LOG"), "0"))
+			fprintf(stderr, "softefa: no devices (SOFTEFA_LOG=0 hides why)\n");
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {

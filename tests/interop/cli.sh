@@ -54,11 +54,20 @@ for args in "bogus" "run" "demo --iters -5" "sim replay --seed -1" "sim fabric b
 		fail "softefa $args prints the usage instead of only its reason"
 	fi
 done
-# An address not on this host: the device cannot be opened, and info says so and fails.
+# An address not on this host: no device is listed, and why is said once (info fails).
 if out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" info 2>&1); then
 	fail "softefa info with SOFTEFA_ADDR=192.0.2.1 (not on this host) exited 0: $out"
+elif [ "$(wc -l <<<"$out")" != 1 ] || ! grep -q "SOFTEFA_ADDR=192.0.2.1 is not an address of this host" <<<"$out"; then
+	fail "softefa info with an address not on this host: wanted one line saying so, got: $out"
 else
-	pass "softefa info with an address not on this host fails: $(head -1 <<<"$out")"
+	pass "softefa info with an address not on this host fails: $out"
+fi
+need ibv_devices ibverbs-utils
+out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" run -- ibv_devices 2>&1)
+if grep -q efa_0 <<<"$out" || [ "$(grep -c "not an address of this host" <<<"$out")" != 1 ]; then
+	fail "ibv_devices with an address not on this host: wanted no efa_0 and the reason once: $out"
+else
+	pass "ibv_devices with an address not on this host lists nothing, says why once"
 fi
 # A misspelt variable is said, with the name meant, and changes nothing else.
 if out=$(SOFTEFA_PATH=4 timeout 60 "$SOFTEFA" info 2>&1) &&
