@@ -69,6 +69,22 @@ if grep -q efa_0 <<<"$out" || [ "$(grep -c "not an address of this host" <<<"$ou
 else
 	pass "ibv_devices with an address not on this host lists nothing, says why once"
 fi
+# sim replay: the verdict comes first, and --json is one JSON object with or without the trace.
+first=$(timeout 120 "$SOFTEFA" sim replay --seed 17 | sed -n 2p)
+if [[ "$first" =~ ^(pass|FAIL):\  ]]; then
+	pass "sim replay: verdict on line 2: $first"
+else
+	fail "sim replay --seed 17: line 2 is not the verdict: $first"
+fi
+for extra in "" "--no-trace"; do
+	# shellcheck disable=SC2086 # no word or one
+	if timeout 120 "$SOFTEFA" sim replay --seed 17 --json $extra |
+		/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["verdict"] in ("pass","FAIL")'; then
+		pass "sim replay --json $extra parses"
+	else
+		fail "sim replay --seed 17 --json $extra is not one JSON object with a verdict"
+	fi
+done
 # A misspelt variable is said, with the name meant, and changes nothing else.
 if out=$(SOFTEFA_PATH=4 timeout 60 "$SOFTEFA" info 2>&1) &&
 	[ "$(grep -c "SOFTEFA_PATH is not a softefa variable: ignored (SOFTEFA_PATHS?)" <<<"$out")" = 1 ] &&
