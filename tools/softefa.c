@@ -4,6 +4,7 @@
  *   softefa run [--] CMD [ARGS...]  run an unmodified program on softefa (our rdma on PATH)
  *   softefa env                     print the environment `run` sets, for eval
  *   softefa info                    list devices and their attributes
+ *   softefa doctor [-- CMD]         check the set-up, say what to fix
  *   softefa stats                   counters of every live softefa process
  *   softefa demo [--iters N]        two processes exchange messages; latency, throughput
  *   softefa sim ...                 the SRD core on the network simulator (sim_cmd.c)
@@ -34,6 +35,9 @@ static int usage(FILE *f)
 	        "                           counters of every live softefa process (or one)\n"
 	        "  demo [--iters N]         two processes exchange messages: latency and\n"
 	        "                           throughput (N round trips a size, default 10000)\n"
+	        "  doctor [-- CMD]          check the set-up (address, ports, MTU, run directory,\n"
+	        "                           key file, which libibverbs CMD would load): exit 1\n"
+	        "                           if anything needs fixing\n"
 	        "  sim campaign|replay|fabric ...\n"
 	        "                           the SRD core on the network simulator\n"
 	        "                           (softefa sim --help)\n"
@@ -42,8 +46,7 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
-/* The library directory: $SOFTEFA_LIBDIR, else ../lib beside this executable. */
-static int lib_dir(char *out, size_t cap)
+int tool_lib_dir(char *out, size_t cap)
 {
 	const char *env = getenv("SOFTEFA_LIBDIR");
 	char exe[PATH_MAX];
@@ -119,7 +122,7 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 	const char *old = getenv("LD_LIBRARY_PATH"), *log = getenv("SOFTEFA_LOG");
 	char buf[PATH_MAX * 2], real[PATH_MAX], log_was[64];
 	struct ibv_device **list;
-	int err = lib_dir(libdir, cap);
+	int err = tool_lib_dir(libdir, cap);
 
 	if (err)
 		return err;
@@ -274,6 +277,8 @@ int main(int argc, char **argv)
 		return tool_demo(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "sim"))
 		return tool_sim(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "doctor"))
+		return tool_doctor(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return usage(stdout);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {

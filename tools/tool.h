@@ -27,7 +27,11 @@ int tool_arg_error(const char *cmd, const char *fmt, ...) __attribute__((format(
 int tool_arg_u64(const char *cmd, const char *opt, const char *s, uint64_t min, uint64_t max,
                  uint64_t *v);
 
+/* The library directory: $SOFTEFA_LIBDIR, else ../lib beside this executable. 0 or -errno. */
+int tool_lib_dir(char *out, size_t cap);
+
 int tool_stats(int argc, char **argv);
+int tool_doctor(int argc, char **argv);
 int tool_demo(int argc, char **argv);
 int tool_sim(int argc, char **argv);
 

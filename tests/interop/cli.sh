@@ -85,6 +85,34 @@ for extra in "" "--no-trace"; do
 		fail "sim replay --seed 17 --json $extra is not one JSON object with a verdict"
 	fi
 done
+# softefa doctor: all ok by default; an address not on the host and a program whose
+# RPATH holds another libibverbs are problems, each named, exit 1.
+need readelf binutils
+need cc gcc
+expect 0 "^all ok$" doctor
+out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" doctor)
+rc=$?
+if [ $rc = 1 ] && [ "$(grep -c "^problem  address    SOFTEFA_ADDR=192.0.2.1 cannot be bound" <<<"$out")" = 1 ]; then
+	pass "softefa doctor with an address not on this host: exit 1, $(grep '^problem' <<<"$out")"
+else
+	fail "softefa doctor with SOFTEFA_ADDR=192.0.2.1: exit $rc, $out"
+fi
+mkdir -p "$LOGDIR/conda/lib" && : >"$LOGDIR/conda/lib/libibverbs.so.1"
+echo 'int main(void) { return 0; }' >"$LOGDIR/p.c"
+cc -o "$LOGDIR/rpath" "$LOGDIR/p.c" -Wl,--disable-new-dtags -Wl,-rpath,"$LOGDIR/conda/lib"
+cc -o "$LOGDIR/runpath" "$LOGDIR/p.c" -Wl,--enable-new-dtags -Wl,-rpath,"$LOGDIR/conda/lib"
+out=$(timeout 60 "$SOFTEFA" doctor -- "$LOGDIR/rpath")
+rc=$?
+if [ $rc = 1 ] && grep -q "^problem  program .*RPATH $LOGDIR/conda/lib holds a libibverbs.so.1 that shadows" <<<"$out"; then
+	pass "softefa doctor -- (RPATH'd program): $(grep '^problem' <<<"$out")"
+else
+	fail "softefa doctor -- program with an RPATH libibverbs: exit $rc, $out"
+fi
+if out=$(timeout 60 "$SOFTEFA" doctor -- "$LOGDIR/runpath") && ! grep -q "^problem" <<<"$out"; then
+	pass "softefa doctor -- (RUNPATH'd program): all ok"
+else
+	fail "softefa doctor -- program with a RUNPATH libibverbs: $out"
+fi
 # A misspelt variable is said, with the name meant, and changes nothing else.
 if out=$(SOFTEFA_PATH=4 timeout 60 "$SOFTEFA" info 2>&1) &&
 	[ "$(grep -c "SOFTEFA_PATH is not a softefa variable: ignored (SOFTEFA_PATHS?)" <<<"$out")" = 1 ] &&
