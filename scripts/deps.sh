@@ -9,7 +9,7 @@ set -euo pipefail
 
 build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 # Every tool the tests (tests/**, the Makefile's test path) call, by package:
-#   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong
+#   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong, ibv_rc_pingpong
 #   perftest         ib_send_lat/bw, ib_read_lat/bw
 #   python3-pyverbs  rdma-core's tests (/usr/share/doc/rdma-core/tests), pyverbs
 #   rdma-core        the verbs providers beside the clients
@@ -19,7 +19,7 @@ build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 #   nftables         nft (the namespace tests' link loss)
 #   procps           sysctl (the namespace fabric's rp_filter)
 #   gzip             zcat (pyverbs' compressed test files)
-#   binutils         objdump (symbols.sh), nm (tests/arch/shape.py)
+#   binutils         objdump (symbols.sh), nm (tests/arch/shape.py), readelf (softefa doctor, cli.sh)
 #   git, clang-format  make format-check (git ls-files, clang-format)
 #   valgrind         failing_open.sh (libfabric's failing open, memory checked)
 #   clang, libclang-rt-14-dev  make test-fuzz (libFuzzer and the sanitizers' runtimes)

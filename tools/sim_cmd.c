@@ -6,7 +6,7 @@
  *       N seeded fault campaigns; one summary line; exit 1 and the failing seeds when
  *       any campaign breaks the invariant.
  *   softefa sim replay --seed S [--no-trace] [--json]
- *       one campaign again, with its full event trace on stdout.
+ *       one campaign again: its verdict, then its full event trace, on stdout.
  *   softefa sim fabric permutation|incast|failover|scale [options] [--json]
  *       the fabric studies of docs/fabric.md on a simulated leaf-spine Clos.
  
@@ -206,11 +206,33 @@ static int cmd_campaign(int argc, char **argv)
 	return nbad ? 1 : 0;
 }
 
+/* s as a JSON string: quoted, with quotes, backslashes and control bytes escaped. */
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
 static int cmd_replay(int argc, char **argv)
 {
 	struct sim_campaign_result r;
 	uint64_t seed = 0;
 	int have = 0, trace = 1, json = 0;
+	char *tr_text = NULL, *rep_text = NULL;
+	size_t tr_len = 0, rep_len = 0;
+	FILE *tr, *rep;
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--seed")) {
@@ -231,16 +253,31 @@ static int cmd_replay(int argc, char **argv)
 	}
 	if (!have)
 		return tool_arg_error(SIM " replay", "which campaign? --seed S is needed");
-	if (sim_campaign_run(seed, trace ? stdout : NULL, stdout, &r))
+	/* Verdict first: the trace (megabytes) and the violations are kept until it is out. */
+	tr = trace ? open_memstream(&tr_text, &tr_len) : NULL;
+	rep = open_memstream(&rep_text, &rep_len);
+	if ((trace && !tr) || !rep || sim_campaign_run(seed, tr, rep, &r))
 		return 1;
-	if (json)
-		printf("{\"seed\": %" PRIu64
-		       ", \"world\": \"%s\", \"violations\": %u, \"ops_ok\": %u, "
+	if (tr)
+		fclose(tr);
+	fclose(rep);
+	if (json) {
+		printf("{\"seed\": %" PRIu64 ", \"verdict\": \"%s\", \"world\": ", r.seed,
+		       r.violations ? "FAIL" : "pass");
+		json_string(stdout, r.desc);
+		printf(", \"violations\": %u, \"ops_ok\": %u, "
 		       "\"ops_failed\": %u, \"ops_orphaned\": %u, \"events\": %" PRIu64
-		       ", \"simulated_ns\": %" PRIu64 ", \"retransmissions\": %" PRIu64 "}\n",
-		       r.seed, r.desc, r.violations, r.ops_ok, r.ops_failed, r.ops_orphaned,
-		       r.events, r.sim_ns, r.totals.data_retx);
-	else
+		       ", \"simulated_ns\": %" PRIu64 ", \"retransmissions\": %" PRIu64
+		       ", \"report\": ",
+		       r.violations, r.ops_ok, r.ops_failed, r.ops_orphaned, r.events, r.sim_ns,
+		       r.totals.data_retx);
+		json_string(stdout, rep_text);
+		if (tr_text) {
+			printf(", \"trace\": ");
+			json_string(stdout, tr_text);
+		}
+		printf("}\n");
+	} else {
 		printf("seed %" PRIu64
 		       ": %s\n%s: %u ok, %u failed as allowed, %u orphaned; %" PRIu64
 		       " events, %" PRIu64 " ns simulated; %" PRIu64 " packets lost, %" PRIu64
@@ -249,6 +286,12 @@ static int cmd_replay(int argc, char **argv)
 		       r.ops_orphaned, r.events, r.sim_ns,
 		       r.totals.drop_loss + r.totals.drop_queue + r.totals.drop_down,
 		       r.totals.data_retx);
+		fputs(rep_text, stdout);
+		if (tr_text)
+			fputs(tr_text, stdout);
+	}
+	free(tr_text);
+	free(rep_text);
 	return r.violations ? 1 : 0;
 }
 

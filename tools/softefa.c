@@ -6,6 +6,7 @@
  *   softefa info                    list devices and their attributes
  *   softefa stats ...               counters, peers, paths and QPs of live processes
  *   softefa config                  every variable: value, default, range, source
+ *   softefa doctor [-- CMD]         check the set-up, say what to fix
  *   softefa demo [--iters N]        two processes exchange messages; latency, throughput
  *   softefa sim ...                 the SRD core on the network simulator (sim_cmd.c)
  *   softefa --version
@@ -40,6 +41,9 @@ static int usage(FILE *f)
 	        "                           source (environment or default)\n"
 	        "  demo [--iters N]         two processes exchange messages: latency and\n"
 	        "                           throughput (N round trips a size, default 10000)\n"
+	        "  doctor [-- CMD]          check the set-up (address, ports, MTU, run directory,\n"
+	        "                           key file, which libibverbs CMD would load): exit 1\n"
+	        "                           if anything needs fixing\n"
 	        "  sim campaign|replay|fabric ...\n"
 	        "                           the SRD core on the network simulator\n"
 	        "                           (softefa sim --help)\n"
@@ -48,8 +52,7 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
-/* The library directory: $SOFTEFA_LIBDIR, else ../lib beside this executable. */
-static int lib_dir(char *out, size_t cap)
+int tool_lib_dir(char *out, size_t cap)
 {
 	const char *env = getenv("SOFTEFA_LIBDIR");
 	char exe[PATH_MAX];
@@ -122,10 +125,10 @@ static void host_id_on(const char *tree)
 
 static int setup_env(char *libdir, size_t cap, const char **sysfs)
 {
-	const char *old = getenv("LD_LIBRARY_PATH");
-	char buf[PATH_MAX * 2], real[PATH_MAX];
+	const char *old = getenv("LD_LIBRARY_PATH"), *log = getenv("SOFTEFA_LOG");
+	char buf[PATH_MAX * 2], real[PATH_MAX], log_was[64];
 	struct ibv_device **list;
-	int err = lib_dir(libdir, cap);
+	int err = tool_lib_dir(libdir, cap);
 
 	if (err)
 		return err;
@@ -133,10 +136,18 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 		snprintf(libdir, cap, "%s", real);
 	snprintf(buf, sizeof(buf), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_LIBRARY_PATH", buf, 1);
-	/* Listing the devices makes the library build its sysfs tree. */
+	/* Listing the devices makes the library build its sysfs tree. Quietly: the
+	 * program run reads the same settings and says once what is wrong with them. */
+	if (log)
+		snprintf(log_was, sizeof(log_was), "%s", log);
+	setenv("SOFTEFA_LOG", "0", 1);
 	list = ibv_get_device_list(NULL);
 	if (list)
 		ibv_free_device_list(list);
+	if (log)
+		setenv("SOFTEFA_LOG", log_was, 1);
+	else
+		unsetenv("SOFTEFA_LOG");
 	/* SYSFS_PATH names only a tree the library vetted (docs/security.md); with none,
 	 * an inherited one goes too, and readers see /sys. */
 	*sysfs = softefa_sysfs_dir();
@@ -204,7 +215,9 @@ static int cmd_info(void)
 
 	list = ibv_get_device_list(&n);
 	if (!list || n == 0) {
-		fprintf(stderr, "softefa: no devices (check the SOFTEFA_* variables)\n");
+		/* The library has said why on stderr, once, unless SOFTEFA_LOG=0 silenced it. */
+		if (getenv("SOFTEFA_LOG") && !strcmp(getenv("SOFTEFA_LOG"), "0"))
+			fprintf(stderr, "softefa: no devices (SOFTEFA_LOG=0 hides why)\n");
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -272,6 +285,8 @@ int main(int argc, char **argv)
 		return tool_demo(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "sim"))
 		return tool_sim(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "doctor"))
+		return tool_doctor(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help"))
 		return usage(stdout);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {

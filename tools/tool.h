@@ -29,9 +29,12 @@ int tool_arg_u64(const char *cmd, const char *opt, const char *s, uint64_t min, 
 
 /* A JSON string on stdout: quotes, backslashes and control bytes escaped (json.c). */
 void tool_json_str(const char *s);
+/* The library directory: $SOFTEFA_LIBDIR, else ../lib beside this executable. 0 or -errno. */
+int tool_lib_dir(char *out, size_t cap);
 
 int tool_stats(int argc, char **argv);
 int tool_config(int argc, char **argv);
+int tool_doctor(int argc, char **argv);
 int tool_demo(int argc, char **argv);
 int tool_sim(int argc, char **argv);
 

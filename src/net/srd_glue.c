@@ -7,11 +7,14 @@
  */
 #include "engine_impl.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <sys/random.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
+#include "../util/log.h"
 
 static struct net_engine *eng_of(void *user)
 {
@@ -116,6 +119,46 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	tag->ep->ops->srd_tx_done(tag->ep, tag, status);
 }
 
+/* Connection events at SOFTEFA_LOG=4: what a reader of a hung or failing run wants first. */
+static void cb_event(void *user, const struct srd_event *ev)
+{
+	struct net_engine *e = eng_of(user);
+	struct in_addr ip = {.s_addr = ev->peer.ip};
+	char addr[INET_ADDRSTRLEN], who[INET_ADDRSTRLEN + 8];
+
+	if (SEFA_LOG_DEBUG > sefa_log_threshold)
+		return;
+	inet_ntop(AF_INET, &ip, addr, sizeof(addr));
+	snprintf(who, sizeof(who), "%s:%u", addr, ev->peer.port);
+	switch (ev->kind) {
+	case SRD_EV_PEER_UP:
+		sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s up (epoch %08x)", e->dev_index,
+		              who, ev->epoch);
+		break;
+	case SRD_EV_PEER_DOWN:
+		sefa_log_emit(
+		    SEFA_LOG_DEBUG,
+		    "efa_%u: SRD peer %s down: no progress for SOFTEFA_TIMEOUT_MS, its sends "
+		    "fail with status %d",
+		    e->dev_index, who, ev->status);
+		break;
+	case SRD_EV_PEER_RESTART:
+		sefa_log_emit(SEFA_LOG_DEBUG,
+		              "efa_%u: SRD peer %s restarted: the old incarnation's sends fail",
+		              e->dev_index, who);
+		break;
+	case SRD_EV_PATH_DOWN:
+		sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s: path %u down for %llu ms",
+		              e->dev_index, who, ev->path,
+		              (unsigned long long)(ev->cooldown_ns / 1000000));
+		break;
+	case SRD_EV_PATH_UP:
+		sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s: path %u up again", e->dev_index,
+		              who, ev->path);
+		break;
+	}
+}
+
 static const struct srd_callbacks glue_cb = {
     .rx_claim = cb_rx_claim,
     .rx_place = cb_rx_place,
@@ -124,6 +167,7 @@ static const struct srd_callbacks glue_cb = {
     .rx_read = cb_rx_read,
     .tx_place = cb_tx_place,
     .tx_done = cb_tx_done,
+    .event = cb_event,
 };
 
 int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)

@@ -121,6 +121,7 @@ void srd_path_on_delivery(struct srd_peer *p, uint32_t i, uint64_t now)
 		path->down_until_ns = 0;
 		path->cooldown_ns = p->ep->cfg.path_cooldown_ns;
 		p->ep->stats.path_up++;
+		srd_emit(p, (struct srd_event){.kind = SRD_EV_PATH_UP, .path = i});
 	}
 }
 
@@ -159,6 +160,9 @@ void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
 		path->down_until_ns = now + path->cooldown_ns;
 		path->consec_rto = 0;
 		p->ep->stats.path_down++;
+		srd_emit(p, (struct srd_event){.kind = SRD_EV_PATH_DOWN,
+		                               .path = i,
+		                               .cooldown_ns = path->cooldown_ns});
 	}
 }
 

@@ -438,6 +438,7 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 	if (tx->peer_epoch)
 		return;
 	tx->peer_epoch = epoch;
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_PEER_UP, .epoch = epoch});
 	/* What we sent before we knew was not taken (docs/srd.md): send it again now,
 	 * addressed. Not a loss: no path or congestion penalty. */
 	l = tx->inflight_list.next;
@@ -489,6 +490,7 @@ void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
 {
 	(void)now;
 	p->ep->stats.peer_restarts++;
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_PEER_RESTART});
 	srd_tx_peer_gone(p);
 }
 
@@ -1106,6 +1108,8 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		/* The peer made no progress for the whole timeout: it is gone. */
 		tx->gone_status = tx->answered ? SRD_LOCAL_UNRESP_REMOTE : SRD_LOCAL_UNREACH_REMOTE;
 		tx->gone_ns = now;
+		srd_emit(p,
+		         (struct srd_event){.kind = SRD_EV_PEER_DOWN, .status = tx->gone_status});
 		fail_all(p, tx->gone_status);
 		tx->peer_epoch = 0;
 		tx->answered = false;

@@ -500,8 +500,10 @@ static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h, uint6
 		return false;
 	}
 	/* Proven: what we sent the old incarnation will never be answered. */
-	if (rx->peer_epoch && p->tx.peer_epoch && p->tx.peer_epoch != h->src_epoch)
+	if (rx->peer_epoch && p->tx.peer_epoch && p->tx.peer_epoch != h->src_epoch) {
+		srd_emit(p, (struct srd_event){.kind = SRD_EV_PEER_RESTART, .epoch = h->src_epoch});
 		srd_tx_peer_gone(p);
+	}
 	rx_reset(p, h->src_epoch, h->horizon);
 	return true;
 }

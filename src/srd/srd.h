@@ -156,6 +156,24 @@ struct srd_rx_msg {
 	uint32_t len;
 };
 
+/* What happened to a peer or one of its paths, for the caller's log (callbacks.event). */
+enum srd_event_kind {
+	SRD_EV_PEER_UP,      /* first answer from an incarnation of the peer: epoch */
+	SRD_EV_PEER_DOWN,    /* no progress for the peer timeout: its messages fail (status) */
+	SRD_EV_PEER_RESTART, /* a new incarnation proven: the old one's messages fail (epoch) */
+	SRD_EV_PATH_DOWN,    /* path timed out twice in a row: unused for cooldown_ns */
+	SRD_EV_PATH_UP,      /* a path that was down delivered again */
+};
+
+struct srd_event {
+	enum srd_event_kind kind;
+	struct srd_addr peer;
+	uint32_t epoch;       /* PEER_UP, PEER_RESTART: the new incarnation's */
+	uint32_t path;        /* PATH_*: its index (source port = local_port + path) */
+	uint64_t cooldown_ns; /* PATH_DOWN */
+	int status;           /* PEER_DOWN: what its messages failed with */
+};
+
 struct srd_callbacks {
 	/*
 	 * The first packet of a message to be accepted asks for a receive. Return SRD_OK
@@ -185,6 +203,8 @@ struct srd_callbacks {
 	void (*rx_abort)(void *user, void *handle);
 	/* A sent message is finished: delivered (SRD_OK) or failed with a status. */
 	void (*tx_done)(void *user, void *cookie, int status);
+	/* Optional (NULL: none): a connection event, to be logged; the core goes on as is. */
+	void (*event)(void *user, const struct srd_event *ev);
 };
 
 struct srd_ep;

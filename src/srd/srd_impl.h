@@ -371,6 +371,15 @@ static inline struct srd_peer *srd_peer_find(struct srd_ep *ep, const struct srd
 }
 
 /* Puts the peer in the endpoint's round robin of peers with something to send. */
+/* Tells the caller's event callback, if any, what happened to p (ev's peer is set here). */
+static inline void srd_emit(struct srd_peer *p, struct srd_event ev)
+{
+	if (p->ep->cb.event) {
+		ev.peer = p->addr;
+		p->ep->cb.event(p->ep->user, &ev);
+	}
+}
+
 static inline void srd_peer_mark_ready(struct srd_peer *p)
 {
 	if (!list_linked(&p->ready))

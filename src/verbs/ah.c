@@ -13,15 +13,15 @@ SEFA_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr
 	struct sefa_ah *ah;
 	int err;
 
-	if (!ibpd || !sefa_is_our_context(ibpd->context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!ibpd || !sefa_is_our_context(ibpd->context))
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_create_ah",
+		                        "not a softefa device's protection domain: %p",
+		                        (void *)ibpd);
 	/* EFA addresses by GID only. */
-	if (!attr || !attr->is_global || attr->port_num != 1) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!attr || !attr->is_global || attr->port_num != 1)
+		return sefa_refuse_null(EINVAL, "ibv_create_ah",
+		                        "EFA addresses by GID on port 1: is_global %d, port_num %u",
+		                        attr ? attr->is_global : -1, attr ? attr->port_num : 0);
 	ctx = to_sctx(ibpd->context);
 	eng = ctx->sh->eng;
 	ah = calloc(1, sizeof(*ah));
@@ -31,7 +31,8 @@ SEFA_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr
 	}
 	net_engine_lock(eng);
 	if (ctx->sh->nah >= sefa_lim()->max_ah) {
-		err = ENOMEM;
+		err = sefa_refuse(ENOMEM, "ibv_create_ah", "the device has SOFTEFA_MAX_AH=%u AHs",
+		                  sefa_lim()->max_ah);
 		goto fail;
 	}
 	ah->peer = net_peer_get(eng, attr->grh.dgid.raw, sefa_pd_base(ibpd));
@@ -96,7 +97,8 @@ SEFA_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_nu
 	int err = 0;
 
 	if (!sefa_is_our_context(context) || port_num != 1) {
-		errno = EINVAL;
+		errno = sefa_refuse(EINVAL, "ibv_init_ah_from_wc",
+		                    "the device has port 1 only: port %u", port_num);
 		return -1;
 	}
 	ctx = to_sctx(context);
@@ -119,7 +121,9 @@ SEFA_EXPORT int ibv_init_ah_from_wc(struct ibv_context *context, uint8_t port_nu
 		if (p)
 			memcpy(ah_attr->grh.dgid.raw, p->gid, sizeof(p->gid));
 		else
-			err = EINVAL;
+			err = sefa_refuse(EINVAL, "ibv_init_ah_from_wc",
+			                  "no GRH and no known sender of that slid: slid %u",
+			                  wc->slid);
 	}
 	net_engine_unlock(eng);
 	if (err) {

@@ -21,10 +21,9 @@ SEFA_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context 
 	struct sefa_channel *ch;
 	int pfd[2];
 
-	if (!sefa_is_our_context(context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!sefa_is_our_context(context))
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_create_comp_channel",
+		                        "not a softefa context: %p", (void *)context);
 	ch = calloc(1, sizeof(*ch));
 	if (!ch) {
 		errno = ENOMEM;
@@ -55,7 +54,9 @@ SEFA_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	if (err == 0) {
 		if (__atomic_load_n(&channel->refcnt, __ATOMIC_RELAXED)) {
 			sefa_destroy_cancel(ctx);
-			return EBUSY;
+			return sefa_refuse(
+			    EBUSY, "ibv_destroy_comp_channel", "CQs still use it: %d",
+			    (int)__atomic_load_n(&channel->refcnt, __ATOMIC_RELAXED));
 		}
 		sefa_destroy_commit(ctx, &ch->obj);
 	}
@@ -149,7 +150,9 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		if (atomic_load_explicit(&ch->closed, memory_order_acquire)) {
 			/* As the kernel's event file of a closed context: nothing more. */
 			sefa_unlock(&ch->lock);
-			errno = EIO;
+			errno = sefa_refuse(EIO, "ibv_get_cq_event",
+			                    "the channel's context was closed: channel %p",
+			                    (void *)channel);
 			return -1;
 		}
 		if (ch->count) {

@@ -74,15 +74,20 @@ SEFA_EXPORT int _ibv_query_comp_cntr_caps(struct ibv_context *context,
                                           struct ibv_comp_cntr_caps *caps, size_t caps_size)
 {
 	if (!sefa_is_our_context(context))
-		return EOPNOTSUPP;
+		return sefa_not_ours("ibv_query_comp_cntr_caps", context);
 	if (!caps || caps_size < sizeof(*caps))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_query_comp_cntr_caps",
+		                   "caps of at least %zu bytes: caps %p, caps_size %zu",
+		                   sizeof(*caps), (void *)caps, caps_size);
 	memset(caps, 0, caps_size);
 	caps->max_value = CNTR_MAX_VALUE;
 	caps->max_counters = CNTR_MAX_PER_DEV;
 	caps->supported_qp_attach_ops = CNTR_OPS_ALL;
 	return 0;
 }
+
+#define EFADV_CNTR "efadv_create_comp_cntr"
+#define ATTACH     "ibv_qp_attach_comp_cntr"
 
 /* Where one word of a counter lives; 0 or an errno. */
 static int place_word(struct sefa_comp_cntr *c, int i, bool external,
@@ -91,14 +96,20 @@ static int place_word(struct sefa_comp_cntr *c, int i, bool external,
 	c->val[i] = &c->own[i];
 	if (!external)
 		return 0;
+	/* A software device imports no dma-buf (ibv_reg_dmabuf_mr). */
 	if (loc->type == EFADV_MEMORY_LOCATION_DMABUF)
-		return EOPNOTSUPP; /* a software device imports no dma-buf (ibv_reg_dmabuf_mr) */
+		return sefa_refuse(EOPNOTSUPP, EFADV_CNTR,
+		                   "a software device imports no dma-buf: "
+		                   "counter word %d",
+		                   i);
 	/* The device writes whole aligned words there, as the kernel's pinning requires;
 	 * memory that cannot be written is refused here, as pinning it would fail. */
 	if (!loc->ptr || (uintptr_t)loc->ptr % sizeof(uint64_t))
-		return EINVAL;
+		return sefa_refuse(EINVAL, EFADV_CNTR, "external memory must be 8-byte aligned: %p",
+		                   (void *)loc->ptr);
 	if (!sefa_range_accessible(loc->ptr, sizeof(uint64_t), true))
-		return EFAULT;
+		return sefa_refuse(EFAULT, EFADV_CNTR, "external memory must be writable: %p",
+		                   (void *)loc->ptr);
 	c->val[i] = (uint64_t *)(void *)loc->ptr;
 	return 0;
 }
@@ -108,18 +119,25 @@ static int place_word(struct sefa_comp_cntr *c, int i, bool external,
 
 /* EFA: "unsupported type or flag" (EOPNOTSUPP). Byte counting is softefa's option (docs). */
 static int check_create(const struct sefa_context *ctx, const struct ibv_comp_cntr_init_attr *attr,
-                        const struct efadv_comp_cntr_init_attr *efa)
+                        const struct efadv_comp_cntr_init_attr *efa, const char *call)
 {
 	if (attr->comp_mask || attr->flags ||
 	    (attr->type != IBV_COMP_CNTR_TYPE_WRS &&
 	     !(attr->type == IBV_COMP_CNTR_TYPE_BYTES && ctx->cfg->comp_cntr_bytes)))
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call,
+		                   "WRS counters only (BYTES with SOFTEFA_COMP_CNTR_BYTES=1), no "
+		                   "comp_mask or flags: type %d, comp_mask 0x%x, flags 0x%x",
+		                   (int)attr->type, attr->comp_mask, attr->flags);
 	if (efa && (efa->comp_mask || efa->flags & ~(uint32_t)CNTR_EXT_FLAGS ||
 	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_COMP_EXTERNAL_MEM &&
 	             efa->comp_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF) ||
 	            (efa->flags & EFADV_COMP_CNTR_INIT_WITH_ERR_EXTERNAL_MEM &&
 	             efa->err_cntr_ext_mem.type > EFADV_MEMORY_LOCATION_DMABUF)))
-		return EOPNOTSUPP;
+		return sefa_refuse(
+		    EOPNOTSUPP, call,
+		    "efadv flags beyond the external-memory ones, or an unknown memory "
+		    "type: comp_mask 0x%llx, flags 0x%x",
+		    (unsigned long long)efa->comp_mask, efa->flags);
 	return 0;
 }
 
@@ -142,7 +160,8 @@ static int count_cntr(struct sefa_shared *sh, struct sefa_comp_cntr *c)
 
 	net_engine_lock(sh->eng);
 	if (sh->ncntr >= CNTR_MAX_PER_DEV) {
-		err = ENOMEM;
+		err = sefa_refuse(ENOMEM, "ibv_create_comp_cntr", "the device has %u counters",
+		                  CNTR_MAX_PER_DEV);
 	} else {
 		sh->ncntr++;
 		c->ibcc.handle = sh->cntr_handles++;
@@ -153,22 +172,19 @@ static int count_cntr(struct sefa_shared *sh, struct sefa_comp_cntr *c)
 
 static struct ibv_comp_cntr *create(struct ibv_context *context,
                                     const struct ibv_comp_cntr_init_attr *attr,
-                                    const struct efadv_comp_cntr_init_attr *efa)
+                                    const struct efadv_comp_cntr_init_attr *efa, const char *call)
 {
 	struct sefa_context *ctx;
 	struct sefa_comp_cntr *c;
 	int err;
 
-	if (!sefa_is_our_context(context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!attr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!sefa_is_our_context(context))
+		return sefa_refuse_null(EOPNOTSUPP, call, "not a softefa context: %p",
+		                        (void *)context);
+	if (!attr)
+		return sefa_refuse_null(EINVAL, call, "no attributes: attr %p", (const void *)attr);
 	ctx = to_sctx(context);
-	err = check_create(ctx, attr, efa);
+	err = check_create(ctx, attr, efa, call);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -196,7 +212,7 @@ static struct ibv_comp_cntr *create(struct ibv_context *context,
 SEFA_EXPORT struct ibv_comp_cntr *ibv_create_comp_cntr(struct ibv_context *context,
                                                        struct ibv_comp_cntr_init_attr *cc_attr)
 {
-	return create(context, cc_attr, NULL);
+	return create(context, cc_attr, NULL, "ibv_create_comp_cntr");
 }
 
 SEFA_EXPORT struct ibv_comp_cntr *
@@ -205,17 +221,17 @@ sefa_efadv_create_comp_cntr(struct ibv_context *ibvctx, struct ibv_comp_cntr_ini
 {
 	struct efadv_comp_cntr_init_attr local;
 
-	if (!sefa_is_our_context(ibvctx)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!sefa_is_our_context(ibvctx))
+		return sefa_refuse_null(EOPNOTSUPP, EFADV_CNTR, "not a softefa context: %p",
+		                        (void *)ibvctx);
 	/* The caller's struct must reach the last location; a longer one has a zero tail. */
-	if (!efa_attr || inlen < sizeof(local) || !tail_clear(efa_attr, sizeof(local), inlen)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!efa_attr || inlen < sizeof(local) || !tail_clear(efa_attr, sizeof(local), inlen))
+		return sefa_refuse_null(EINVAL, EFADV_CNTR,
+		                        "inlen must cover the struct (%zu) and a longer tail be 0: "
+		                        "inlen %u",
+		                        sizeof(local), inlen);
 	memcpy(&local, efa_attr, sizeof(local));
-	return create(ibvctx, attr, &local);
+	return create(ibvctx, attr, &local, EFADV_CNTR);
 }
 
 SEFA_EXPORT int ibv_destroy_comp_cntr(struct ibv_comp_cntr *comp_cntr)
@@ -225,7 +241,8 @@ SEFA_EXPORT int ibv_destroy_comp_cntr(struct ibv_comp_cntr *comp_cntr)
 	int err;
 
 	if (!comp_cntr || !sefa_is_our_context(comp_cntr->context))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_destroy_comp_cntr", "not a softefa counter: %p",
+		                   (void *)comp_cntr);
 	ctx = to_sctx(comp_cntr->context);
 	c = to_scntr(comp_cntr);
 	err = sefa_destroy_begin(ctx, &c->obj);
@@ -237,7 +254,9 @@ SEFA_EXPORT int ibv_destroy_comp_cntr(struct ibv_comp_cntr *comp_cntr)
 		/* As the kernel: no detach exists; the QPs using it must go first. */
 		if (atomic_load(&c->qps)) {
 			sefa_destroy_cancel(ctx);
-			return EBUSY;
+			return sefa_refuse(EBUSY, "ibv_destroy_comp_cntr",
+			                   "QPs still count with it (destroy them first): %u",
+			                   (unsigned)atomic_load(&c->qps));
 		}
 		ctx->sh->ncntr--;
 		sefa_destroy_commit(ctx, &c->obj);
@@ -250,7 +269,8 @@ SEFA_EXPORT int ibv_destroy_comp_cntr(struct ibv_comp_cntr *comp_cntr)
 static int word_set(struct ibv_comp_cntr *cc, int i, uint64_t value)
 {
 	if (!cc || !sefa_is_our_context(cc->context))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_set_comp_cntr", "not a softefa counter: %p",
+		                   (void *)cc);
 	__atomic_store_n(to_scntr(cc)->val[i], value % (CNTR_MAX_VALUE + 1), __ATOMIC_RELEASE);
 	return 0;
 }
@@ -258,7 +278,8 @@ static int word_set(struct ibv_comp_cntr *cc, int i, uint64_t value)
 static int word_inc(struct ibv_comp_cntr *cc, int i, uint64_t amount)
 {
 	if (!cc || !sefa_is_our_context(cc->context))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_inc_comp_cntr", "not a softefa counter: %p",
+		                   (void *)cc);
 	word_add(to_scntr(cc)->val[i], amount % (CNTR_MAX_VALUE + 1));
 	return 0;
 }
@@ -266,7 +287,10 @@ static int word_inc(struct ibv_comp_cntr *cc, int i, uint64_t amount)
 static int word_read(struct ibv_comp_cntr *cc, int i, uint64_t *value)
 {
 	if (!cc || !value || !sefa_is_our_context(cc->context))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_read_comp_cntr",
+		                   "a softefa counter and somewhere to "
+		                   "read it to: comp_cntr %p, value %p",
+		                   (void *)cc, (void *)value);
 	*value = __atomic_load_n(to_scntr(cc)->val[i], __ATOMIC_ACQUIRE);
 	return 0;
 }
@@ -311,28 +335,38 @@ SEFA_EXPORT int ibv_qp_attach_comp_cntr(struct ibv_qp *ibqp, struct ibv_comp_cnt
 
 	if (!ibqp || !sefa_is_our_context(ibqp->context) || !comp_cntr || !attr ||
 	    comp_cntr->context != ibqp->context)
-		return EINVAL;
+		return sefa_refuse(EINVAL, ATTACH,
+		                   "a softefa QP, a counter of its context and attributes: qp %p, "
+		                   "comp_cntr %p, attr %p",
+		                   (void *)ibqp, (void *)comp_cntr, (void *)attr);
 	qp = to_sqp(ibqp);
 	c = to_scntr(comp_cntr);
 	ops = attr->op_mask;
 	/* The kernel's checks: some op, only known ops; then the device's ops. */
 	if (attr->comp_mask || !ops || ops & ~(uint32_t)((1u << SEFA_CNTR_OPS) - 1))
-		return EINVAL;
+		return sefa_refuse(EINVAL, ATTACH,
+		                   "comp_mask 0 and some known op: comp_mask 0x%x, "
+		                   "op_mask 0x%x",
+		                   attr->comp_mask, ops);
 	if (ops & ~(uint32_t)CNTR_OPS_ALL)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, ATTACH, "ops the device cannot count: 0x%x",
+		                   ops & ~(uint32_t)CNTR_OPS_ALL);
 	eng = qp->sh->eng;
 	net_engine_lock(eng);
 	/* Counters are set up before traffic: the QP must still be in RESET or INIT. */
 	if (ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT) {
 		net_engine_unlock(eng);
-		return EINVAL;
+		return sefa_refuse(EINVAL, ATTACH, "the QP must be in RESET or INIT: state %d",
+		                   (int)ibqp->state);
 	}
 	for (int i = 0; i < SEFA_CNTR_OPS; i++) {
 		if (ops & (1u << i) && qp->cntr[i]) {
 			net_engine_unlock(eng);
-			return EBUSY; /* one counter per op of a QP */
+			return sefa_refuse(EBUSY, ATTACH,
+			                   "one counter per op of a QP: op bit %d taken", i);
 		}
 	}
+
 	{
 		bool had = false;
 

@@ -42,7 +42,7 @@ static void fill_device_attr(struct sefa_context *ctx, struct ibv_device_attr *a
 static int sefa_query_device(struct ibv_context *context, struct ibv_device_attr *attr)
 {
 	if (!sefa_is_our_context(context))
-		return EOPNOTSUPP;
+		return sefa_not_ours("ibv_query_device", context);
 	fill_device_attr(to_sctx(context), attr);
 	return 0;
 }
@@ -59,9 +59,13 @@ static int sefa_query_device_ex(struct ibv_context *context,
 	struct ibv_device_attr_ex full;
 
 	if (input && input->comp_mask)
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_query_device_ex",
+		                   "no input comp_mask bit is known: comp_mask 0x%x",
+		                   input->comp_mask);
 	if (attr_size < sizeof(attr->orig_attr))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_query_device_ex",
+		                   "attr_size below struct ibv_device_attr's %zu: %zu",
+		                   sizeof(attr->orig_attr), attr_size);
 	memset(&full, 0, sizeof(full));
 	fill_device_attr(to_sctx(context), &full.orig_attr);
 	full.phys_port_cnt_ex = 1;
@@ -94,9 +98,12 @@ SEFA_EXPORT int ibv_query_port_speed(struct ibv_context *context, uint32_t port_
                                      uint64_t *port_speed)
 {
 	if (!sefa_is_our_context(context))
-		return EOPNOTSUPP;
+		return sefa_not_ours("ibv_query_port_speed", context);
 	if (port_num != 1 || !port_speed)
-		return EINVAL;
+		return sefa_refuse(
+		    EINVAL, "ibv_query_port_speed",
+		    "the device has port 1 only and needs port_speed: port %u, port_speed %p",
+		    port_num, (void *)port_speed);
 	*port_speed = 100 * 10;
 	return 0;
 }
@@ -107,9 +114,10 @@ static int sefa_query_port(struct ibv_context *context, uint8_t port_num,
 	struct ibv_port_attr full;
 
 	if (!sefa_is_our_context(context))
-		return EOPNOTSUPP;
+		return sefa_not_ours("ibv_query_port", context);
 	if (port_num != 1)
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_query_port", "the device has port 1 only: port %u",
+		                   port_num);
 	fill_port_attr(&full);
 	memcpy(port_attr, &full, port_attr_len < sizeof(full) ? port_attr_len : sizeof(full));
 	return 0;
@@ -130,7 +138,9 @@ SEFA_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int
 	struct sefa_context *ctx;
 
 	if (!sefa_is_our_context(context) || port_num != 1 || index != 0) {
-		errno = EINVAL;
+		errno = sefa_refuse(EINVAL, "ibv_query_gid",
+		                    "port 1 of a softefa device has GID 0 only: port %u, index %d",
+		                    port_num, index);
 		return -1;
 	}
 	ctx = to_sctx(context);
@@ -155,11 +165,16 @@ SEFA_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num
 	struct ibv_gid_entry full;
 
 	if (!sefa_is_our_context(context))
-		return EOPNOTSUPP;
+		return sefa_not_ours("ibv_query_gid_ex", context);
 	if (flags || entry_size < offsetof(struct ibv_gid_entry, ndev_ifindex))
-		return EINVAL;
+		return sefa_refuse(
+		    EINVAL, "ibv_query_gid_ex",
+		    "flags must be 0 and entry_size at least %zu: flags 0x%x, entry_size %zu",
+		    offsetof(struct ibv_gid_entry, ndev_ifindex), flags, entry_size);
 	if (port_num != 1 || gid_index != 0)
-		return ENODATA;
+		return sefa_refuse(ENODATA, "ibv_query_gid_ex",
+		                   "port 1 has GID 0 only: port %u, gid_index %u", port_num,
+		                   gid_index);
 	fill_gid_entry(to_sctx(context), &full);
 	memcpy(entry, &full, entry_size < sizeof(full) ? entry_size : sizeof(full));
 	return 0;
@@ -171,11 +186,15 @@ SEFA_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context, struct ibv
 	struct ibv_gid_entry full;
 
 	if (!sefa_is_our_context(context))
-		return -EOPNOTSUPP;
+		return -sefa_not_ours("ibv_query_gid_table", context);
 	if (flags || entry_size < offsetof(struct ibv_gid_entry, ndev_ifindex))
-		return -EINVAL;
+		return -sefa_refuse(
+		    EINVAL, "ibv_query_gid_table",
+		    "flags must be 0 and entry_size at least %zu: flags 0x%x, entry_size %zu",
+		    offsetof(struct ibv_gid_entry, ndev_ifindex), flags, entry_size);
 	if (max_entries < 1)
-		return -EINVAL;
+		return -sefa_refuse(EINVAL, "ibv_query_gid_table",
+		                    "the table has one entry: max_entries %zu", max_entries);
 	fill_gid_entry(to_sctx(context), &full);
 	memcpy(entries, &full, entry_size < sizeof(full) ? entry_size : sizeof(full));
 	return 1;
@@ -189,7 +208,9 @@ int sefa_impl_ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, 
                                  uint32_t *type)
 {
 	if (!sefa_is_our_context(context) || port_num != 1 || index != 0) {
-		errno = EINVAL;
+		errno = sefa_refuse(EINVAL, "ibv_query_gid_type",
+		                    "port 1 of a softefa device has GID 0 only: port %u, index %u",
+		                    port_num, index);
 		return -1;
 	}
 	*type = 0; /* IBV_GID_TYPE_SYSFS_IB_ROCE_V1: an IB-style GID */
@@ -201,10 +222,14 @@ SEFA_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, in
                                __be16 *pkey)
 {
 	if (!sefa_is_our_context(context) || port_num != 1 || index != 0) {
-		errno = EINVAL;
+		errno =
+		    sefa_refuse(EINVAL, "ibv_query_pkey",
+		                "port 1 of a softefa device has P_Key 0 only: port %u, index %d",
+		                port_num, index);
 		return -1;
 	}
 	*pkey = htobe16(0xffff);
+
 	return 0;
 }
 
@@ -220,14 +245,15 @@ SEFA_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num
 static int stub_close_xrcd(struct ibv_xrcd *xrcd)
 {
 	(void)xrcd;
-	return EOPNOTSUPP;
+	return sefa_refuse(EOPNOTSUPP, "ibv_close_xrcd", "XRC is not an EFA feature: xrcd %p",
+	                   (void *)xrcd);
 }
 
 static int stub_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad)
 {
-	(void)srq;
 	*bad = wr;
-	return EOPNOTSUPP;
+	return sefa_refuse(EOPNOTSUPP, "ibv_post_srq_recv", "SRQs are not an EFA feature: srq %p",
+	                   (void *)srq);
 }
 
 static void set_ops(struct sefa_context *ctx)
@@ -259,10 +285,11 @@ SEFA_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	long ncpu;
 
 	if (!sefa_is_our_device(device) ||
-	    ((struct sefa_device *)device)->index >= sefa_config_get()->ndevs) {
-		errno = ENODEV;
-		return NULL;
-	}
+	    ((struct sefa_device *)device)->index >= sefa_config_get()->ndevs)
+		return sefa_refuse_null(ENODEV, "ibv_open_device",
+		                        "not a device of this process's softefa list: %p",
+		                        (void *)device);
+
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		errno = ENOMEM;

@@ -193,7 +193,10 @@ int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	struct net_engine *eng = cq->ctx->sh->eng;
 
 	if (solicited_only)
-		return EOPNOTSUPP;
+		return sefa_refuse(
+		    EOPNOTSUPP, "ibv_req_notify_cq",
+		    "EFA does not notify on solicited completions only: solicited_only %d",
+		    solicited_only);
 	net_engine_lock(eng);
 	sefa_lock(&cq->lock);
 	if (!cq->armed && cq->ex.channel) {
@@ -215,7 +218,8 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	bool got;
 
 	if (attr && attr->comp_mask)
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_start_poll", "comp_mask must be 0: 0x%x",
+		                   attr->comp_mask);
 	if (net_engine_note_poll(cq->ctx->sh->eng, &now))
 		cq_rx_inline(cq, now);
 	got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
@@ -305,38 +309,49 @@ static uint32_t roundup_pow2(uint32_t v)
 }
 
 /* EFA's order: unsupported requests first (EOPNOTSUPP), then bad values (EINVAL). */
-static int check_create(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr)
+static int check_create(struct ibv_context *context, const struct ibv_cq_init_attr_ex *attr,
+                        const char *call)
 {
 	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS | IBV_CQ_INIT_ATTR_MASK_PD))
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call, "comp_mask bits beyond FLAGS and PD: 0x%x",
+		                   attr->comp_mask);
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call, "CQ flags beyond SINGLE_THREADED: 0x%x",
+		                   attr->flags);
 	if (attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS)
-		return EOPNOTSUPP;
+		return sefa_refuse(
+		    EOPNOTSUPP, call, "wc_flags EFA does not report: 0x%llx",
+		    (unsigned long long)(attr->wc_flags & ~(uint64_t)CQ_SUPPORTED_WC_FLAGS));
 	if (attr->cqe < 1 || attr->cqe > sefa_lim()->max_cqe)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "cqe must be 1 to SOFTEFA_MAX_CQE=%u: %u",
+		                   sefa_lim()->max_cqe, attr->cqe);
 	/* EFA: the PD of a CQ must be a parent domain (of this context). */
 	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD &&
 	    (!attr->parent_domain || attr->parent_domain->context != context ||
 	     !to_spd(attr->parent_domain)->base))
-		return EINVAL;
+		return sefa_refuse(EINVAL, call,
+		                   "a CQ's PD must be a parent domain of its context: %p",
+		                   (void *)attr->parent_domain);
 	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "comp_vector must be below %d: %u",
+		                   context->num_comp_vectors, attr->comp_vector);
 	/* As the kernel looks the channel up in the caller's own context. */
 	if (attr->channel && attr->channel->context != context)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "the channel must be of the CQ's context: %p",
+		                   (void *)attr->channel);
 	return 0;
 }
 
 /* One more CQ of the device, within its limit: 0 or ENOMEM. */
-static int count_cq(struct sefa_shared *sh)
+static int count_cq(struct sefa_shared *sh, const char *call)
 {
 	int err = 0;
 
 	net_engine_lock(sh->eng);
 	if (sh->ncq >= sefa_lim()->max_cq)
-		err = ENOMEM;
+		err = sefa_refuse(ENOMEM, call, "the device has SOFTEFA_MAX_CQ=%u CQs",
+		                  sefa_lim()->max_cq);
 	else
 		sh->ncq++;
 	net_engine_unlock(sh->eng);
@@ -389,11 +404,11 @@ static void init_cq(struct sefa_cq *cq, struct ibv_context *context,
 }
 
 struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr,
-                                 uint64_t efa_wc_flags)
+                                 uint64_t efa_wc_flags, const char *call)
 {
 	struct sefa_context *ctx = to_sctx(context);
 	struct sefa_cq *cq;
-	int err = check_create(context, attr);
+	int err = check_create(context, attr, call);
 
 	if (err) {
 		errno = err;
@@ -406,7 +421,7 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 	}
 	cq->cap = roundup_pow2(attr->cqe);
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
-	err = cq->ring ? count_cq(ctx->sh) : ENOMEM;
+	err = cq->ring ? count_cq(ctx->sh, call) : ENOMEM;
 	if (err) {
 		free(cq->ring);
 		free(cq);
@@ -421,11 +436,10 @@ struct ibv_cq_ex *sefa_cq_create(struct ibv_context *context, struct ibv_cq_init
 struct ibv_cq_ex *sefa_create_cq_ex(struct ibv_context *context,
                                     struct ibv_cq_init_attr_ex *init_attr)
 {
-	if (!sefa_is_our_context(context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	return sefa_cq_create(context, init_attr, 0);
+	if (!sefa_is_our_context(context))
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_create_cq_ex", "not a softefa context: %p",
+		                        (void *)context);
+	return sefa_cq_create(context, init_attr, 0, "ibv_create_cq_ex");
 }
 
 SEFA_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
@@ -440,19 +454,17 @@ SEFA_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, v
 	};
 	struct ibv_cq_ex *cq;
 
-	if (!sefa_is_our_context(context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	cq = sefa_cq_create(context, &attr, 0);
+	if (!sefa_is_our_context(context))
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_create_cq", "not a softefa context: %p",
+		                        (void *)context);
+	cq = sefa_cq_create(context, &attr, 0, "ibv_create_cq");
 	return cq ? ibv_cq_ex_to_cq(cq) : NULL;
 }
 
 SEFA_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 {
 	(void)cq;
-	(void)cqe;
-	return EOPNOTSUPP;
+	return sefa_refuse(EOPNOTSUPP, "ibv_resize_cq", "EFA CQs cannot be resized: cqe %d", cqe);
 }
 
 /* Locked (engine): the CQ leaves the engine's accounting. */
@@ -497,8 +509,10 @@ SEFA_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	}
 	if (atomic_load(&cq->qp_refs)) {
 		sefa_destroy_cancel(ctx);
-		return EBUSY;
+		return sefa_refuse(EBUSY, "ibv_destroy_cq", "QPs still use it: %u",
+		                   (unsigned)atomic_load(&cq->qp_refs));
 	}
+
 	if (ibcq->channel) {
 		err = sefa_channel_forget(to_sch(ibcq->channel), cq);
 		if (err) {

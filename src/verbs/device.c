@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +72,32 @@ bool sefa_is_our_context(const struct ibv_context *ctx)
 	return ctx && sefa_is_our_device(ctx->device);
 }
 
+/*
+ * Whether the engines could bind SOFTEFA_ADDR: an address no interface of this host
+ * holds lists no device (as a malformed variable does), said once, rather than devices
+ * every open of which fails.
+ */
+static bool addr_usable(struct in_addr ip, const char *text)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = ip};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int err = 0;
+
+	if (fd < 0)
+		return true; /* no socket to try with: the engine will say what is wrong */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = errno;
+	close(fd);
+	if (err == EADDRNOTAVAIL) {
+		sefa_log(
+		    SEFA_LOG_ERROR,
+		    "SOFTEFA_ADDR=%s is not an address of this host (see `ip -4 addr`): no device",
+		    text);
+		return false;
+	}
+	return true;
+}
+
 static void devices_init(void)
 {
 	const struct sefa_config *cfg = sefa_config_get();
@@ -84,6 +111,8 @@ static void devices_init(void)
 	if (!*sefa_sysfs_root())
 		return;
 	inet_ntop(AF_INET, &cfg->addr, addr, sizeof(addr));
+	if (!addr_usable(cfg->addr, addr))
+		return;
 	pathf(tree_dir, sizeof(tree_dir), "%s/%s-%udev-%s", sefa_sysfs_root(), SYSFS_FORMAT,
 	      cfg->ndevs, addr);
 	/* A device's paths (struct ibv_device: 256 bytes) must hold the tree's path and

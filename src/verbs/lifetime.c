@@ -160,10 +160,13 @@ SEFA_EXPORT int ibv_close_device(struct ibv_context *context)
 	int err;
 
 	if (!sefa_is_our_context(context))
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_close_device", "not a softefa context: %p",
+		                   (void *)context);
 	ctx = to_sctx(context);
 	if (atomic_load_explicit(&ctx->state, memory_order_acquire) != SEFA_CTX_OPEN)
-		return EINVAL;
+		return sefa_refuse(EINVAL, "ibv_close_device", "the context is already closing: %p",
+		                   (void *)context);
+
 	err = teardown_lock(ctx);
 	if (err) {
 		/* Most likely an exit() from a signal handler that interrupted this thread

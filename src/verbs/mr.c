@@ -171,44 +171,51 @@ bool sefa_range_accessible(const void *addr, size_t len, bool need_write)
 }
 
 /* The kernel's generic checks come first (EINVAL), then EFA's own (EOPNOTSUPP). */
-static int check_reg(void *addr, size_t length, unsigned access)
+static int check_reg(void *addr, size_t length, unsigned access, const char *call)
 {
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
+		return sefa_refuse(EINVAL, call,
+		                   "remote write or atomic needs LOCAL_WRITE: access 0x%x", access);
 	if (access & ~MR_ACCESS_SUPPORTED)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call, "access flags EFA does not support: 0x%x",
+		                   access & ~MR_ACCESS_SUPPORTED);
 	if (length == 0 || length > sefa_lim()->max_mr_size)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call,
+		                   "length must be 1 to SOFTEFA_MAX_MR_SIZE=%llu: %zu",
+		                   (unsigned long long)sefa_lim()->max_mr_size, length);
 	if (!sefa_range_accessible(addr, length, access & IBV_ACCESS_LOCAL_WRITE))
-		return EFAULT;
+		return sefa_refuse(EFAULT, call,
+		                   "the range is not mapped (writable, for LOCAL_WRITE): addr %p, "
+		                   "length %zu",
+		                   addr, length);
 	return 0;
 }
 
 /* Locked: the MR gets its key and enters the table, within the device's count. */
-static int table_add(struct sefa_shared *sh, struct sefa_mr *mr)
+static int table_add(struct sefa_shared *sh, struct sefa_mr *mr, const char *call)
 {
 	if (sh->nmr >= sefa_lim()->max_mr)
-		return ENOMEM;
+		return sefa_refuse(ENOMEM, call, "the device has SOFTEFA_MAX_MR=%u MRs",
+		                   sefa_lim()->max_mr);
 	mr->ibmr.lkey = mr->ibmr.rkey = new_key(sh);
 	mr->ibmr.handle = mr->ibmr.lkey;
 	return table_insert(sh, mr) ? ENOMEM : 0;
 }
 
 struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-                                  unsigned access)
+                                  unsigned access, const char *call)
 {
 	struct sefa_context *ctx;
 	struct sefa_mr *mr;
 	int err;
 
-	if (!ibpd || !sefa_is_our_context(ibpd->context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!ibpd || !sefa_is_our_context(ibpd->context))
+		return sefa_refuse_null(
+		    EOPNOTSUPP, call, "not a softefa device's protection domain: %p", (void *)ibpd);
 	ctx = to_sctx(ibpd->context);
 	access &= ~(unsigned)IBV_ACCESS_OPTIONAL_RANGE;
-	err = check_reg(addr, length, access);
+	err = check_reg(addr, length, access, call);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -225,7 +232,7 @@ struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length
 	mr->iova = iova;
 	mr->access = access;
 	net_engine_lock(ctx->sh->eng);
-	err = table_add(ctx->sh, mr);
+	err = table_add(ctx->sh, mr, call);
 	if (!err)
 		atomic_fetch_add(&to_spd(ibpd)->refs, 1);
 	net_engine_unlock(ctx->sh->eng);
@@ -240,19 +247,20 @@ struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
-	return sefa_reg_mr_common(pd, addr, length, (uintptr_t)addr, (unsigned)access);
+	return sefa_reg_mr_common(pd, addr, length, (uintptr_t)addr, (unsigned)access,
+	                          "ibv_reg_mr");
 }
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
                                            uint64_t iova, int access)
 {
-	return sefa_reg_mr_common(pd, addr, length, iova, (unsigned)access);
+	return sefa_reg_mr_common(pd, addr, length, iova, (unsigned)access, "ibv_reg_mr_iova");
 }
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
                                             uint64_t iova, unsigned int access)
 {
-	return sefa_reg_mr_common(pd, addr, length, iova, access);
+	return sefa_reg_mr_common(pd, addr, length, iova, access, "ibv_reg_mr_iova2");
 }
 
 /* A software device cannot import a dma-buf's device memory. */
@@ -263,10 +271,9 @@ SEFA_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 	(void)offset;
 	(void)length;
 	(void)iova;
-	(void)fd;
 	(void)access;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return sefa_refuse_null(EOPNOTSUPP, "ibv_reg_dmabuf_mr",
+	                        "a software device imports no dma-buf: fd %d", fd);
 }
 
 /* Real EFA has no re-registration: the MR stays as it was. */
@@ -281,10 +288,12 @@ SEFA_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, vo
 	    flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
 	              IBV_REREG_MR_CHANGE_ACCESS) ||
 	    !flags) {
-		errno = EINVAL;
+		errno = sefa_refuse(EINVAL, "ibv_rereg_mr",
+		                    "needs an MR and known flags: flags 0x%x", flags);
 		return IBV_REREG_MR_ERR_INPUT;
 	}
-	errno = EOPNOTSUPP;
+	errno = sefa_refuse(EOPNOTSUPP, "ibv_rereg_mr", "EFA has no re-registration: flags 0x%x",
+	                    flags);
 	return IBV_REREG_MR_ERR_INPUT;
 }
 

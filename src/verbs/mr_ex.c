@@ -28,10 +28,29 @@ struct ibv_buf {
 	(IBV_REG_MR_MASK_IOVA | IBV_REG_MR_MASK_ADDR | IBV_REG_MR_MASK_FD | \
 	 IBV_REG_MR_MASK_FD_OFFSET)
 
-static struct ibv_mr *fail(int err)
+#define REFUSE(err, ...) sefa_refuse_null(err, "ibv_reg_mr_ex", __VA_ARGS__)
+
+/* A range of a provider buffer (ibv_alloc_buf) of the same PD: false (errno set) if not. */
+static bool buf_range_ok(struct ibv_pd *pd, const struct ibv_buf *b,
+                         const struct ibv_mr_init_attr *a)
 {
-	errno = err;
-	return NULL;
+	uintptr_t lo, hi;
+
+	if (!b || sefa_pd_base(b->pd) != sefa_pd_base(pd) ||
+	    !(a->comp_mask & IBV_REG_MR_MASK_ADDR) ||
+	    a->comp_mask & (IBV_REG_MR_MASK_FD | IBV_REG_MR_MASK_FD_OFFSET))
+		return REFUSE(EINVAL,
+		              "a provider buffer needs its own PD's buf and an addr, no fd: "
+		              "buf %p, comp_mask 0x%llx",
+		              (const void *)b, (unsigned long long)a->comp_mask) != NULL;
+	lo = (uintptr_t)b->addr;
+	hi = lo + b->size;
+	if ((uintptr_t)a->addr < lo || (uintptr_t)a->addr > hi ||
+	    a->length > hi - (uintptr_t)a->addr)
+		return REFUSE(EINVAL,
+		              "the range must lie in the buffer [%p, +%zu): addr %p, length %zu",
+		              b->addr, b->size, a->addr, a->length) != NULL;
+	return true;
 }
 
 SEFA_EXPORT struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct ibv_mr_init_attr *in)
@@ -39,9 +58,10 @@ SEFA_EXPORT struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct ibv_mr_init_a
 	struct ibv_mr_init_attr a;
 
 	if (!pd || !sefa_is_our_context(pd->context))
-		return fail(EOPNOTSUPP);
+		return REFUSE(EOPNOTSUPP, "not a softefa device's protection domain: %p",
+		              (void *)pd);
 	if (!in)
-		return fail(EINVAL);
+		return REFUSE(EINVAL, "no attributes: in %p", (void *)in);
 	/* Only the fields the mask names are read; the caller's struct is never written. */
 	memset(&a, 0, sizeof(a));
 	a.length = in->length;
@@ -58,34 +78,30 @@ SEFA_EXPORT struct ibv_mr *ibv_reg_mr_ex(struct ibv_pd *pd, struct ibv_mr_init_a
 	if (a.comp_mask & IBV_REG_MR_MASK_DMAH)
 		a.dmah = in->dmah;
 	if (a.comp_mask & IBV_REG_MR_MASK_BUF) {
-		const struct ibv_buf *b = in->buf;
-		uintptr_t lo, hi;
-
-		if (!b || sefa_pd_base(b->pd) != sefa_pd_base(pd) ||
-		    !(a.comp_mask & IBV_REG_MR_MASK_ADDR) ||
-		    a.comp_mask & (IBV_REG_MR_MASK_FD | IBV_REG_MR_MASK_FD_OFFSET))
-			return fail(EINVAL);
-		lo = (uintptr_t)b->addr;
-		hi = lo + b->size;
-		if ((uintptr_t)a.addr < lo || (uintptr_t)a.addr > hi ||
-		    a.length > hi - (uintptr_t)a.addr)
-			return fail(EINVAL);
+		if (!buf_range_ok(pd, in->buf, &a))
+			return NULL;
 		/* Host memory: an ordinary registration of that range. */
 		a.comp_mask &= ~(uint64_t)IBV_REG_MR_MASK_BUF;
 	}
 	if (a.comp_mask & ~(uint64_t)MR_EX_KNOWN || a.comp_mask & ~(uint64_t)MR_EX_EFA)
-		return fail(EOPNOTSUPP);
+		return REFUSE(
+		    EOPNOTSUPP, "comp_mask bits EFA does not support (DMA handles): 0x%llx",
+		    (unsigned long long)(a.comp_mask & ~(uint64_t)(MR_EX_KNOWN & MR_EX_EFA)));
 	if (a.comp_mask & IBV_REG_MR_MASK_FD) {
 		if (!(a.comp_mask & IBV_REG_MR_MASK_FD_OFFSET) ||
 		    !(a.comp_mask & IBV_REG_MR_MASK_IOVA) || a.comp_mask & IBV_REG_MR_MASK_ADDR)
-			return fail(EINVAL);
+			return REFUSE(
+			    EINVAL, "an fd needs fd_offset and iova and no addr: comp_mask 0x%llx",
+			    (unsigned long long)a.comp_mask);
 		return ibv_reg_dmabuf_mr(pd, a.fd_offset, a.length, a.iova, a.fd, a.access);
 	}
 	if (!(a.comp_mask & IBV_REG_MR_MASK_ADDR) || a.comp_mask & IBV_REG_MR_MASK_FD_OFFSET)
-		return fail(EINVAL);
+		return REFUSE(EINVAL,
+		              "host memory needs an addr and no fd_offset: comp_mask 0x%llx",
+		              (unsigned long long)a.comp_mask);
 	return sefa_reg_mr_common(pd, a.addr, a.length,
 	                          a.comp_mask & IBV_REG_MR_MASK_IOVA ? a.iova : (uintptr_t)a.addr,
-	                          (unsigned)a.access);
+	                          (unsigned)a.access, "ibv_reg_mr_ex");
 }
 
 SEFA_EXPORT void *ibv_alloc_buf(struct ibv_pd *pd, size_t size, struct ibv_buf **buf)
@@ -94,14 +110,13 @@ SEFA_EXPORT void *ibv_alloc_buf(struct ibv_pd *pd, size_t size, struct ibv_buf *
 	void *p = NULL;
 	int err;
 
-	if (!pd || !sefa_is_our_context(pd->context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!buf || !size) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!pd || !sefa_is_our_context(pd->context))
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_alloc_buf",
+		                        "not a softefa device's protection domain: %p", (void *)pd);
+	if (!buf || !size)
+		return sefa_refuse_null(EINVAL, "ibv_alloc_buf",
+		                        "needs buf and a size: buf %p, size %zu", (void *)buf,
+		                        size);
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		errno = ENOMEM;
@@ -146,8 +161,8 @@ SEFA_EXPORT struct ibv_mr *ibv_reg_buf_mr(struct ibv_pd *pd, struct ibv_buf *buf
 /* Host memory has no dma-buf to export: ENODATA, as rdma-core says of such a buffer. */
 SEFA_EXPORT int ibv_export_buf_dmabuf_fd(struct ibv_buf *buf)
 {
-	(void)buf;
-	errno = ENODATA;
+	errno = sefa_refuse(ENODATA, "ibv_export_buf_dmabuf_fd",
+	                    "host memory has no dma-buf to export: buf %p", (void *)buf);
 	return -1;
 }
 
@@ -157,20 +172,20 @@ SEFA_EXPORT struct ibv_dmah *ibv_alloc_dmah(struct ibv_context *context,
 {
 	(void)context;
 	(void)attr;
-	errno = EOPNOTSUPP;
-	return NULL;
+	return sefa_refuse_null(EOPNOTSUPP, "ibv_alloc_dmah", "DMA handles are not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_dealloc_dmah(struct ibv_dmah *dmah)
 {
 	(void)dmah;
-	return EOPNOTSUPP;
+	return sefa_refuse(EOPNOTSUPP, "ibv_dealloc_dmah", "DMA handles are not an EFA feature");
 }
 
 /* EFA has no device memory (ibv_alloc_dm fails), so there is none to export. */
 SEFA_EXPORT int ibv_dm_export_dmabuf_fd(struct ibv_dm *dm)
 {
 	(void)dm;
-	errno = EOPNOTSUPP;
+	errno = sefa_refuse(EOPNOTSUPP, "ibv_dm_export_dmabuf_fd",
+	                    "device memory is not an EFA feature");
 	return -1;
 }

@@ -15,10 +15,9 @@ SEFA_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	struct sefa_pd *pd;
 	struct net_engine *eng;
 
-	if (!sefa_is_our_context(context)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!sefa_is_our_context(context))
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_alloc_pd", "not a softefa context: %p",
+		                        (void *)context);
 	ctx = to_sctx(context);
 	eng = ctx->sh->eng;
 	pd = calloc(1, sizeof(*pd));
@@ -30,8 +29,8 @@ SEFA_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	if (ctx->sh->npd >= sefa_lim()->max_pd) {
 		net_engine_unlock(eng);
 		free(pd);
-		errno = ENOMEM;
-		return NULL;
+		return sefa_refuse_null(ENOMEM, "ibv_alloc_pd",
+		                        "the device has SOFTEFA_MAX_PD=%u PDs", sefa_lim()->max_pd);
 	}
 	ctx->sh->npd++;
 	net_engine_unlock(eng);
@@ -55,7 +54,9 @@ SEFA_EXPORT int ibv_dealloc_pd(struct ibv_pd *ibpd)
 		/* Like the kernel, refuse while MRs, QPs, AHs, CQs or parent domains use it. */
 		if (atomic_load(&pd->refs)) {
 			sefa_destroy_cancel(ctx);
-			return EBUSY;
+			return sefa_refuse(EBUSY, "ibv_dealloc_pd",
+			                   "MRs, QPs, AHs, CQs or parent domains still use it: %u",
+			                   (unsigned)atomic_load(&pd->refs));
 		}
 		if (!pd->base)
 			ctx->sh->npd--;
@@ -77,10 +78,10 @@ struct ibv_td *sefa_alloc_td(struct ibv_context *context, struct ibv_td_init_att
 	struct sefa_context *ctx = to_sctx(context);
 	struct sefa_td *td;
 
-	if (!attr || attr->comp_mask) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!attr || attr->comp_mask)
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_alloc_td",
+		                        "needs attributes with comp_mask 0: comp_mask 0x%x",
+		                        attr ? attr->comp_mask : 0);
 	td = calloc(1, sizeof(*td));
 	if (!td) {
 		errno = ENOMEM;
@@ -105,7 +106,9 @@ int sefa_dealloc_td(struct ibv_td *ibtd)
 	if (err == 0) {
 		if (atomic_load(&td->refs)) {
 			sefa_destroy_cancel(ctx);
-			return EBUSY;
+			return sefa_refuse(EBUSY, "ibv_dealloc_td",
+			                   "parent domains still use it: %u",
+			                   (unsigned)atomic_load(&td->refs));
 		}
 		sefa_destroy_commit(ctx, &td->obj);
 	}
@@ -120,19 +123,23 @@ struct ibv_pd *sefa_alloc_parent_domain(struct ibv_context *context,
 	struct sefa_context *ctx = to_sctx(context);
 	struct sefa_pd *pd, *base;
 
-	if (!attr || !attr->pd || attr->pd->context != context) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (attr->comp_mask & ~(uint32_t)IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!attr || !attr->pd || attr->pd->context != context)
+		return sefa_refuse_null(EINVAL, "ibv_alloc_parent_domain",
+		                        "needs a PD of the same context: pd %p",
+		                        attr ? (void *)attr->pd : NULL);
+	if (attr->comp_mask & ~(uint32_t)IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		return sefa_refuse_null(EOPNOTSUPP, "ibv_alloc_parent_domain",
+		                        "no custom allocators on EFA: comp_mask 0x%x",
+		                        attr->comp_mask);
 	base = to_spd(attr->pd);
-	if (base->base || (attr->td && attr->td->context != context)) {
-		errno = EINVAL; /* no parent of a parent */
-		return NULL;
-	}
+	/* No parent of a parent. */
+	if (base->base || (attr->td && attr->td->context != context))
+		return sefa_refuse_null(
+		    EINVAL, "ibv_alloc_parent_domain",
+		    "the PD must not be a parent domain, the TD of the same context: "
+		    "pd %p, td %p",
+		    (void *)attr->pd, (void *)attr->td);
+
 	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
 		errno = ENOMEM;

@@ -37,44 +37,70 @@ static const struct sefa_qp_ops *ops_for(const struct ibv_qp_init_attr_ex *attr,
 }
 
 /* Sizes against the device's limits: a receive WQE of n SGEs takes n RQ entries. */
-static int check_caps(const struct ibv_qp_cap *cap)
+static int check_caps(const struct ibv_qp_cap *cap, const char *call)
 {
 	const struct sefa_limits *lim = sefa_lim();
 	uint32_t rq_sge = cap->max_recv_sge ? cap->max_recv_sge : 1;
 
-	if (cap->max_send_sge > lim->max_sq_sge || cap->max_recv_sge > lim->max_rq_sge ||
-	    cap->max_send_wr > lim->max_sq_wr || cap->max_recv_wr > lim->max_rq_wr / rq_sge ||
-	    cap->max_inline_data > lim->inline_buf_size_ex)
-		return EINVAL;
+	if (cap->max_send_sge > lim->max_sq_sge)
+		return sefa_refuse(EINVAL, call, "max_send_sge above SOFTEFA_MAX_SQ_SGE=%u: %u",
+		                   lim->max_sq_sge, cap->max_send_sge);
+	if (cap->max_recv_sge > lim->max_rq_sge)
+		return sefa_refuse(EINVAL, call, "max_recv_sge above SOFTEFA_MAX_RQ_SGE=%u: %u",
+		                   lim->max_rq_sge, cap->max_recv_sge);
+	if (cap->max_send_wr > lim->max_sq_wr)
+		return sefa_refuse(EINVAL, call, "max_send_wr above SOFTEFA_MAX_SQ_WR=%u: %u",
+		                   lim->max_sq_wr, cap->max_send_wr);
+	if (cap->max_recv_wr > lim->max_rq_wr / rq_sge)
+		return sefa_refuse(
+		    EINVAL, call,
+		    "max_recv_wr times max_recv_sge above SOFTEFA_MAX_RQ_WR=%u: %u x %u",
+		    lim->max_rq_wr, cap->max_recv_wr, rq_sge);
+	if (cap->max_inline_data > lim->inline_buf_size_ex)
+		return sefa_refuse(EINVAL, call,
+		                   "max_inline_data above SOFTEFA_INLINE_BUF_SIZE_EX=%u: %u",
+		                   lim->inline_buf_size_ex, cap->max_inline_data);
 	return 0;
 }
 
 /* EFA's order of refusals; *ops is the type asked for. 0 or an errno. */
 static int check_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
-                        const struct efadv_qp_init_attr *efa, const struct sefa_qp_ops **ops)
+                        const struct efadv_qp_init_attr *efa, const struct sefa_qp_ops **ops,
+                        const char *call)
 {
 	int err;
 
 	if (attr->comp_mask & ~(uint32_t)QP_CREATE_SUPP_MASK)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call,
+		                   "comp_mask bits beyond PD and SEND_OPS_FLAGS: 0x%x",
+		                   attr->comp_mask);
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "a QP needs a PD: pd %p", (void *)attr->pd);
 	*ops = ops_for(attr, efa);
 	if (!*ops)
-		return EOPNOTSUPP;
-	err = (*ops)->check(efa);
+		return sefa_refuse(
+		    EOPNOTSUPP, call,
+		    "only UD (ibv_create_qp) and SRD (efadv) QPs are EFA's: qp_type %d",
+		    (int)attr->qp_type);
+	err = (*ops)->check(efa, call);
 	if (err)
 		return err;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr->send_ops_flags & ~(*ops)->send_ops))
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call, "send_ops_flags an %s QP has not: 0x%llx",
+		                   (*ops)->name,
+		                   (unsigned long long)(attr->send_ops_flags & ~(*ops)->send_ops));
 	if (!attr->send_cq || !attr->recv_cq || attr->srq)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call,
+		                   "a QP needs a send and a receive CQ and no SRQ: send_cq %p, "
+		                   "recv_cq %p, srq %p",
+		                   (void *)attr->send_cq, (void *)attr->recv_cq, (void *)attr->srq);
 	/* As the kernel looks handles up in the caller's own context. */
 	if (attr->send_cq->context != ctx || attr->recv_cq->context != ctx ||
 	    attr->pd->context != ctx)
-		return EINVAL;
-	return check_caps(&attr->cap);
+		return sefa_refuse(EINVAL, call, "the PD and CQs must be of the QP's context: %p",
+		                   (void *)ctx);
+	return check_caps(&attr->cap, call);
 }
 
 static void qp_free(struct sefa_qp *qp)
@@ -183,14 +209,18 @@ static struct sefa_qp *qp_build(struct ibv_context *context, struct ibv_qp_init_
 }
 
 /* The QP gets its number from the engine, within the device's count. 0 or ENOMEM. */
-static int qp_register(struct sefa_qp *qp)
+static int qp_register(struct sefa_qp *qp, const char *call)
 {
 	struct sefa_shared *sh = qp->sh;
 	int err = 0;
 
 	net_engine_lock(sh->eng);
-	if (sh->nqp >= sefa_lim()->max_qp || net_ep_register(sh->eng, &qp->ep))
-		err = ENOMEM;
+	if (sh->nqp >= sefa_lim()->max_qp)
+		err = sefa_refuse(ENOMEM, call, "the device has SOFTEFA_MAX_QP=%u QPs",
+		                  sefa_lim()->max_qp);
+	else if (net_ep_register(sh->eng, &qp->ep))
+		err =
+		    sefa_refuse(ENOMEM, call, "the engine has no QP number left: %u QPs", sh->nqp);
 	else
 		sh->nqp++;
 	net_engine_unlock(sh->eng);
@@ -198,14 +228,14 @@ static int qp_register(struct sefa_qp *qp)
 }
 
 struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr,
-                              const struct efadv_qp_init_attr *efa)
+                              const struct efadv_qp_init_attr *efa, const char *call)
 {
 	const struct sefa_qp_ops *ops = NULL;
 	struct ibv_qp *ibqp;
 	struct sefa_qp *qp;
 	int err;
 
-	err = check_create(context, attr, efa, &ops);
+	err = check_create(context, attr, efa, &ops, call);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -213,7 +243,7 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 	qp = qp_build(context, attr, efa, ops);
 	if (!qp)
 		return NULL;
-	err = qp_register(qp);
+	err = qp_register(qp, call);
 	if (err) {
 		qp_free(qp);
 		errno = err;
@@ -234,7 +264,7 @@ struct ibv_qp *sefa_qp_create(struct ibv_context *context, struct ibv_qp_init_at
 }
 
 struct ibv_qp *sefa_qp_create_basic(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
-                                    const struct efadv_qp_init_attr *efa)
+                                    const struct efadv_qp_init_attr *efa, const char *call)
 {
 	struct ibv_qp_init_attr_ex ex;
 	struct ibv_qp *qp;
@@ -243,28 +273,67 @@ struct ibv_qp *sefa_qp_create_basic(struct ibv_pd *pd, struct ibv_qp_init_attr *
 	memcpy(&ex, attr, sizeof(*attr));
 	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ex.pd = pd;
-	qp = sefa_qp_create(pd->context, &ex, efa);
+	qp = sefa_qp_create(pd->context, &ex, efa, call);
 	if (qp)
 		attr->cap = ex.cap; /* the only field creation writes back */
 	return qp;
 }
 
+/* For the line a refused type logs. */
+static const char *qp_type_name(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_RAW_PACKET:
+		return "raw packet";
+	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_XRC_RECV:
+		return "XRC";
+	case IBV_QPT_DRIVER:
+		return "driver (SRD)";
+	default:
+		return "unknown";
+	}
+}
+
+/* The verbs entry points make UD QPs of our contexts only: 0 or EOPNOTSUPP, logged. */
+static int check_verbs_entry(const struct ibv_context *ctx, enum ibv_qp_type t, const char *call)
+{
+	if (!ctx || !sefa_is_our_context(ctx))
+		return sefa_not_ours(call, ctx);
+	if (t != IBV_QPT_UD)
+		return sefa_refuse(EOPNOTSUPP, call,
+		                   "%s QPs are not an EFA feature: only UD here, SRD through "
+		                   "efadv_create_qp_ex: qp_type %d",
+		                   qp_type_name(t), (int)t);
+	return 0;
+}
+
 SEFA_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
-	if (!pd || !sefa_is_our_context(pd->context) || attr->qp_type != IBV_QPT_UD) {
-		errno = EOPNOTSUPP;
+	int err = check_verbs_entry(pd ? pd->context : NULL, attr->qp_type, "ibv_create_qp");
+
+	if (err) {
+		errno = err;
 		return NULL;
 	}
-	return sefa_qp_create_basic(pd, attr, NULL);
+	return sefa_qp_create_basic(pd, attr, NULL, "ibv_create_qp");
 }
 
 struct ibv_qp *sefa_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
-	if (!sefa_is_our_context(context) || attr->qp_type != IBV_QPT_UD) {
-		errno = EOPNOTSUPP;
+	int err = check_verbs_entry(context, attr->qp_type, "ibv_create_qp_ex");
+
+	if (err) {
+		errno = err;
 		return NULL;
 	}
-	return sefa_qp_create(context, attr, NULL);
+	return sefa_qp_create(context, attr, NULL, "ibv_create_qp_ex");
 }
 
 SEFA_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *ibqp)
@@ -376,38 +445,67 @@ static void qp_reset(struct sefa_qp *qp)
 	sefa_ring_qp_reset(qp);
 }
 
+#define MODIFY "ibv_modify_qp"
+
+static const char *state_name(enum ibv_qp_state s)
+{
+	static const char *const names[] = {"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
+/* Locked: the state attr_mask and attr ask for (*next), by the QP state table. 0 or EINVAL. */
+static int check_transition(const struct sefa_qp *qp, const struct ibv_qp_attr *attr, int attr_mask,
+                            enum ibv_qp_state *next)
+{
+	enum ibv_qp_state cur = qp->qpx.qp_base.state;
+	int extra = attr_mask & ~IBV_QP_STATE;
+	struct transition t;
+
+	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		return sefa_refuse(EINVAL, MODIFY, "cur_qp_state is not the QP's state %s: %d",
+		                   state_name(cur), (int)attr->cur_qp_state);
+	*next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	if (*next > IBV_QPS_ERR)
+		return sefa_refuse(EINVAL, MODIFY, "no such QP state: %d", (int)*next);
+	t = transition_of(cur, *next, qp->ops->rts_optional);
+	if (!t.valid)
+		return sefa_refuse(EINVAL, MODIFY,
+		                   "not a transition of the UD/SRD QP state table: %s to %s",
+		                   state_name(cur), state_name(*next));
+	if ((extra & t.required) != t.required || (extra & ~(t.required | t.optional)))
+		return sefa_refuse(
+		    EINVAL, MODIFY,
+		    "%s to %s needs attributes 0x%x and allows 0x%x more: attr_mask 0x%x",
+		    state_name(cur), state_name(*next), t.required | IBV_QP_STATE, t.optional,
+		    attr_mask);
+	return 0;
+}
+
 SEFA_EXPORT int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct sefa_qp *qp = to_sqp(ibqp);
 	struct net_engine *eng = qp->sh->eng;
 	enum ibv_qp_state cur, next;
-	struct transition t;
-	int extra;
+	int err;
 
 	if (attr_mask & ~MODIFY_SUPP_MASK)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, MODIFY,
+		                   "attributes a UD or SRD QP does not have: 0x%x",
+		                   attr_mask & ~MODIFY_SUPP_MASK);
 	if ((attr_mask & IBV_QP_PORT) && attr->port_num != 1)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, MODIFY, "the device has port 1 only: port_num %u",
+		                   attr->port_num);
 	if ((attr_mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, MODIFY, "the device has P_Key index 0 only: %u",
+		                   attr->pkey_index);
 
 	net_engine_lock(eng);
 	cur = ibqp->state;
-	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+	err = check_transition(qp, attr, attr_mask, &next);
+	if (err) {
 		net_engine_unlock(eng);
-		return EINVAL;
-	}
-	next = (attr_mask & IBV_QP_STATE) ? attr->qp_state : cur;
-	if (next > IBV_QPS_ERR) {
-		net_engine_unlock(eng);
-		return EINVAL;
-	}
-	t = transition_of(cur, next, qp->ops->rts_optional);
-	extra = attr_mask & ~IBV_QP_STATE;
-	if (!t.valid || (extra & t.required) != t.required ||
-	    (extra & ~(t.required | t.optional))) {
-		net_engine_unlock(eng);
-		return EINVAL;
+		return err;
 	}
 	if (attr_mask & IBV_QP_QKEY)
 		qp->qkey = attr->qkey;
@@ -445,7 +543,10 @@ SEFA_EXPORT int ibv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int 
 	struct sefa_qp *qp = to_sqp(ibqp);
 
 	if (attr_mask & ~QUERY_SUPP_MASK)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, "ibv_query_qp",
+		                   "attributes a UD or SRD QP does not have: 0x%x",
+		                   attr_mask & ~QUERY_SUPP_MASK);
+
 	memset(attr, 0, sizeof(*attr));
 	memset(init_attr, 0, sizeof(*init_attr));
 	net_engine_lock(qp->sh->eng);

@@ -16,8 +16,9 @@ struct sefa_qp_ops {
 	uint64_t send_ops;               /* the IBV_QP_EX_WITH_* the type supports */
 	int rts_optional;                /* attributes RTR->RTS may set beyond the common ones */
 	bool burst_hints; /* a wr_* batch of burst-PPS-sensitive WQEs waits for its burst */
-	/* The type's own checks of the creation's EFA attributes: 0 or an errno. */
-	int (*check)(const struct efadv_qp_init_attr *efa);
+	/* The type's own checks of the creation's EFA attributes: 0 or an errno (logged
+	 * as refused by call). */
+	int (*check)(const struct efadv_qp_init_attr *efa, const char *call);
 	/* The type's own memory, once the queues are sized: 0 or -ENOMEM; fini frees it. */
 	int (*init)(struct sefa_qp *qp);
 	void (*fini)(struct sefa_qp *qp);

@@ -20,11 +20,19 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 		struct sefa_recv_wqe *w;
 
 		if (ibqp->state == IBV_QPS_RESET || ibqp->state == IBV_QPS_ERR)
-			err = EINVAL;
+			err = sefa_refuse(
+			    EINVAL, "ibv_post_recv",
+			    "receives need a QP out of RESET and ERR: QP %u in state %d",
+			    ibqp->qp_num, (int)ibqp->state);
 		else if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
-			err = EINVAL;
+			err = sefa_refuse(EINVAL, "ibv_post_recv",
+			                  "num_sge must be 0 to the QP's max_recv_sge %u: %d",
+			                  qp->cap.max_recv_sge, wr->num_sge);
 		else if (sefa_wq_full(&qp->rq, 0))
-			err = ENOMEM;
+			err = sefa_refuse(ENOMEM, "ibv_post_recv",
+			                  "the receive queue is full: all %u entries in use",
+			                  qp->rq.depth);
+
 		if (err) {
 			*bad_wr = wr;
 			break;

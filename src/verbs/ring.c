@@ -371,7 +371,11 @@ static int qp_rings_make(struct sefa_qp *qp)
 
 	if (!sq_n || !rq_n || sq_n > RING_MAX_ENTRIES || rq_n > RING_MAX_ENTRIES ||
 	    (sq_n & (sq_n - 1)) || (rq_n & (rq_n - 1)))
-		return EOPNOTSUPP;
+		return sefa_refuse(
+		    EOPNOTSUPP, "efadv_query_qp_wqs",
+		    "rings need queues of 1 to %u entries, a power of two: sq %u, rq %u",
+		    RING_MAX_ENTRIES, sq_n, rq_n);
+
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return ENOMEM;

@@ -20,6 +20,7 @@
 #include "abi_aliases.h"
 #include "../util/config.h"
 #include "../util/list.h"
+#include "../util/log.h"
 #include "../util/lock.h"
 
 #define SEFA_EXPORT         __attribute__((visibility("default")))
@@ -471,6 +472,10 @@ static inline const struct sefa_limits *sefa_lim(void)
 /* device.c */
 bool sefa_is_our_device(const struct ibv_device *dev);
 bool sefa_is_our_context(const struct ibv_context *ctx);
+
+/* The refusal of a call given another provider's object (or none): EOPNOTSUPP, logged. */
+#define sefa_not_ours(call, obj) \
+	sefa_refuse(EOPNOTSUPP, call, "not a softefa device's object: %p", (const void *)(obj))
 void sefa_sysfs_ensure(void);
 
 /* shared.c */
@@ -494,16 +499,18 @@ uint8_t *sefa_mr_remote(struct sefa_shared *sh, uint32_t rkey, uint64_t raddr, u
 void sefa_cq_push(struct sefa_cq *cq, const struct sefa_cqe *cqe);
 void sefa_cq_purge_qp(struct sefa_cq *cq, struct sefa_qp *qp);
 void sefa_cq_purge_qp_locked(struct sefa_cq *cq, struct sefa_qp *qp);
+/* call names the entry point in the line a refusal logs. */
 struct ibv_cq_ex *sefa_cq_create(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr,
-                                 uint64_t efa_wc_flags);
+                                 uint64_t efa_wc_flags, const char *call);
 
 /* qp.c */
 struct ibv_qp *sefa_qp_create(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr,
-                              const struct efadv_qp_init_attr *efa);
+                              const struct efadv_qp_init_attr *efa, const char *call);
 /* The same from the classic ibv_qp_init_attr (ibv_create_qp, efadv_create_driver_qp):
  * the PD is the attributes' and the granted capacities go back into attr->cap. */
 struct ibv_qp *sefa_qp_create_basic(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
-                                    const struct efadv_qp_init_attr *efa);
+                                    const struct efadv_qp_init_attr *efa, const char *call);
+
 void sefa_qp_flush(struct sefa_qp *qp);
 /* The QP's row of the engine's stats tables (net_ep_ops.view; engine lock). */
 void sefa_qp_view(struct net_ep *ep, struct net_table_qp *row);
@@ -546,7 +553,7 @@ struct ibv_pd *sefa_alloc_parent_domain(struct ibv_context *context,
 /* mr.c: every registration of host memory ends here. */
 bool sefa_range_accessible(const void *addr, size_t len, bool need_write);
 struct ibv_mr *sefa_reg_mr_common(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-                                  unsigned access);
+                                  unsigned access, const char *call);
 
 /* Locked detach steps that ibv_close_device and the destroy calls share. */
 void sefa_qp_detach(struct sefa_qp *qp);

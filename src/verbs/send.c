@@ -18,19 +18,26 @@
 #include "sg.h"
 #include "verbs_ops.h"
 
-int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged)
+int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged, const char *call)
 {
 	enum ibv_qp_state st = qp->qpx.qp_base.state;
 
 	if (st != IBV_QPS_RTS && st != IBV_QPS_SQD)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "sends need a QP in RTS or SQD: QP %u in state %d",
+		                   qp->qpx.qp_base.qp_num, (int)st);
 	/* EFA completes every send; SOFTEFA_UNSIGNALED=1 relaxes that (docs). */
 	if (!(flags & IBV_SEND_SIGNALED) && !qp->sq_sig_all && !qp->ctx->cfg->allow_unsignaled)
-		return EINVAL;
+		return sefa_refuse(
+		    EINVAL, call,
+		    "EFA refuses unsignaled sends (SOFTEFA_UNSIGNALED=1 allows them): "
+		    "send_flags 0x%x",
+		    flags);
 	if (flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_INLINE))
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "send flags beyond SIGNALED and INLINE: 0x%x",
+		                   flags & ~(unsigned)(IBV_SEND_SIGNALED | IBV_SEND_INLINE));
 	if (sefa_wq_full(&qp->sq, staged))
-		return ENOMEM;
+		return sefa_refuse(ENOMEM, call, "the send queue is full: all %u entries in use",
+		                   qp->sq.depth);
 	return 0;
 }
 
@@ -64,24 +71,36 @@ void sefa_send_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 	qp->ops->transmit(qp, w, b);
 }
 
+#define POST "ibv_post_send"
+
 static int validate_wr(struct sefa_qp *qp, const struct ibv_send_wr *wr)
 {
-	int err = sefa_send_validate(qp, wr->send_flags, 0);
+	int err = sefa_send_validate(qp, wr->send_flags, 0, POST);
 
 	if (err)
 		return err;
 	if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
-		return EINVAL;
+		return sefa_refuse(
+		    EINVAL, POST,
+		    "ibv_post_send takes SEND and SEND_WITH_IMM (RDMA through ibv_wr_*): "
+		    "opcode %d",
+		    (int)wr->opcode);
 	if (wr->num_sge < 0)
-		return EINVAL;
+		return sefa_refuse(EINVAL, POST, "num_sge must not be negative: %d", wr->num_sge);
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		if (sefa_sg_len(wr->sg_list, (uint32_t)wr->num_sge) > qp->cap.max_inline_data)
-			return EINVAL;
+		uint64_t len = sefa_sg_len(wr->sg_list, (uint32_t)wr->num_sge);
+
+		if (len > qp->cap.max_inline_data)
+			return sefa_refuse(EINVAL, POST,
+			                   "inline data above the QP's max_inline_data %u: %llu",
+			                   qp->cap.max_inline_data, (unsigned long long)len);
 	} else if ((uint32_t)wr->num_sge > qp->cap.max_send_sge) {
-		return EINVAL;
+		return sefa_refuse(EINVAL, POST, "num_sge above the QP's max_send_sge %u: %d",
+		                   qp->cap.max_send_sge, wr->num_sge);
 	}
 	if (!wr->wr.ud.ah)
-		return EINVAL;
+		return sefa_refuse(EINVAL, POST, "a send needs an AH: wr.ud.ah %p",
+		                   (void *)wr->wr.ud.ah);
 	return 0;
 }
 

@@ -7,9 +7,10 @@
 
 /*
  * Checks that one more send (after `staged` not yet committed) may be posted: QP
- * state, signaling and flags, and room in the SQ. Returns 0, EINVAL or ENOMEM.
+ * state, signaling and flags, and room in the SQ. Returns 0, EINVAL or ENOMEM, the
+ * refusal logged as call's.
  */
-int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged);
+int sefa_send_validate(struct sefa_qp *qp, unsigned int flags, uint32_t staged, const char *call);
 
 #define SEFA_SEND_BATCH 32
 

@@ -695,15 +695,21 @@ static const struct net_ep_ops sqp_ep_ops = {
 /* Service levels: 0 is the default class, 8..15 the low-latency class (docs/srd.md). */
 #define SRD_SL_MAX 15u
 
-static int sqp_check(const struct efadv_qp_init_attr *efa)
+static int sqp_check(const struct efadv_qp_init_attr *efa, const char *call)
 {
 	/* Flags whose capability the device does not advertise are refused. */
 	if (efa->flags & ~(uint32_t)SRD_QP_FLAGS_SUPP)
-		return EOPNOTSUPP;
+		return sefa_refuse(
+		    EOPNOTSUPP, call,
+		    "SRD QP flags beyond UNSOLICITED_WRITE_RECV and INLINE_WRITE: 0x%x",
+		    efa->flags);
 	if (efa->wr_flags & ~(uint64_t)EFADV_WR_EX_WITH_PROCESSING_HINTS)
-		return EOPNOTSUPP;
+		return sefa_refuse(EOPNOTSUPP, call,
+		                   "wr_flags beyond WITH_PROCESSING_HINTS: 0x%llx",
+		                   (unsigned long long)efa->wr_flags);
 	if (efa->sl > SRD_SL_MAX)
-		return EINVAL;
+		return sefa_refuse(EINVAL, call, "service levels are 0 to %u: sl %u", SRD_SL_MAX,
+		                   efa->sl);
 	return 0;
 }
 

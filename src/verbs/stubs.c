@@ -7,11 +7,13 @@
 
 #include "sefa.h"
 
+#define STUB_REFUSE(rule) sefa_refuse(EOPNOTSUPP, __func__, rule)
+
 SEFA_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
 	(void)pd;
 	(void)attr;
-	errno = EOPNOTSUPP;
+	errno = STUB_REFUSE("shared receive queues are not an EFA feature");
 	return NULL;
 }
 
@@ -20,20 +22,20 @@ SEFA_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, i
 	(void)srq;
 	(void)attr;
 	(void)mask;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("shared receive queues are not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 {
 	(void)srq;
 	(void)attr;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("shared receive queues are not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
 {
 	(void)srq;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("shared receive queues are not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
@@ -41,7 +43,7 @@ SEFA_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, ui
 	(void)qp;
 	(void)gid;
 	(void)lid;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("multicast is not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
@@ -49,7 +51,7 @@ SEFA_EXPORT int ibv_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, ui
 	(void)qp;
 	(void)gid;
 	(void)lid;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("multicast is not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct ibv_ah_attr *attr,
@@ -59,27 +61,27 @@ SEFA_EXPORT int ibv_resolve_eth_l2_from_gid(struct ibv_context *context, struct 
 	(void)attr;
 	(void)eth_mac;
 	(void)vid;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("EFA has no Ethernet addresses");
 }
 
 SEFA_EXPORT int ibv_query_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	(void)qp;
 	(void)ece;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("ECE is not an EFA feature");
 }
 
 SEFA_EXPORT int ibv_set_ece(struct ibv_qp *qp, struct ibv_ece *ece)
 {
 	(void)qp;
 	(void)ece;
-	return EOPNOTSUPP;
+	return STUB_REFUSE("ECE is not an EFA feature");
 }
 
 SEFA_EXPORT struct ibv_context *ibv_import_device(int cmd_fd)
 {
 	(void)cmd_fd;
-	errno = EOPNOTSUPP;
+	errno = STUB_REFUSE("objects cannot be imported across processes on EFA");
 	return NULL;
 }
 
@@ -87,7 +89,7 @@ SEFA_EXPORT struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t p
 {
 	(void)context;
 	(void)pd_handle;
-	errno = EOPNOTSUPP;
+	errno = STUB_REFUSE("objects cannot be imported across processes on EFA");
 	return NULL;
 }
 
@@ -100,7 +102,7 @@ SEFA_EXPORT struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
 	(void)pd;
 	(void)mr_handle;
-	errno = EOPNOTSUPP;
+	errno = STUB_REFUSE("objects cannot be imported across processes on EFA");
 	return NULL;
 }
 
@@ -113,7 +115,7 @@ SEFA_EXPORT struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t d
 {
 	(void)context;
 	(void)dm_handle;
-	errno = EOPNOTSUPP;
+	errno = STUB_REFUSE("objects cannot be imported across processes on EFA");
 	return NULL;
 }
 

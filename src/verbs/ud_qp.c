@@ -168,9 +168,10 @@ static const struct net_ep_ops ud_ep_ops = {
 /* ---- the type ------------------------------------------------------------------------- */
 
 /* UD is created through the verbs: there are no EFA attributes to check. */
-static int ud_check(const struct efadv_qp_init_attr *efa)
+static int ud_check(const struct efadv_qp_init_attr *efa, const char *call)
 {
 	(void)efa;
+	(void)call;
 	return 0;
 }
 

@@ -10,15 +10,35 @@
 #include "qp_ops.h"
 #include "send.h"
 
-static struct sefa_send_wqe *cur_wqe(struct sefa_qp *qp)
+/* The WQE a setter (call) fills; NULL once the batch has failed, its error latched. */
+static struct sefa_send_wqe *cur_wqe(struct sefa_qp *qp, const char *call)
 {
 	if (qp->session_err)
 		return NULL;
 	if (!qp->nstage) {
-		qp->session_err = EINVAL; /* a setter before any opcode */
+		qp->session_err =
+		    sefa_refuse(EINVAL, call, "a setter needs an opcode before it: QP %u",
+		                qp->qpx.qp_base.qp_num);
 		return NULL;
 	}
 	return &qp->stage[qp->nstage - 1];
+}
+
+/* The opcode setter's name, for the line a refusal logs. */
+static const char *op_call(uint8_t opcode)
+{
+	switch (opcode) {
+	case IBV_WR_SEND:
+		return "ibv_wr_send";
+	case IBV_WR_SEND_WITH_IMM:
+		return "ibv_wr_send_imm";
+	case IBV_WR_RDMA_READ:
+		return "ibv_wr_rdma_read";
+	case IBV_WR_RDMA_WRITE:
+		return "ibv_wr_rdma_write";
+	default:
+		return "ibv_wr_rdma_write_imm";
+	}
 }
 
 static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
@@ -29,7 +49,7 @@ static struct sefa_send_wqe *begin_op(struct ibv_qp_ex *qpx, uint8_t opcode)
 
 	if (qp->session_err)
 		return NULL;
-	err = sefa_send_validate(qp, qpx->wr_flags, qp->nstage);
+	err = sefa_send_validate(qp, qpx->wr_flags, qp->nstage, op_call(opcode));
 	if (err) {
 		qp->session_err = err;
 		return NULL;
@@ -119,7 +139,7 @@ static void wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t remote_qpn,
                            uint32_t remote_qkey)
 {
-	struct sefa_send_wqe *w = cur_wqe(to_sqp_ex(qpx));
+	struct sefa_send_wqe *w = cur_wqe(to_sqp_ex(qpx), "ibv_wr_set_ud_addr");
 
 	if (!w)
 		return;
@@ -132,7 +152,7 @@ static void wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah, uint32_t re
 
 static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint32_t length)
 {
-	struct sefa_send_wqe *w = cur_wqe(to_sqp_ex(qpx));
+	struct sefa_send_wqe *w = cur_wqe(to_sqp_ex(qpx), "ibv_wr_set_sge");
 
 	if (!w)
 		return;
@@ -144,13 +164,16 @@ static void wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey, uint64_t addr, uint
 static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct ibv_sge *sg_list)
 {
 	struct sefa_qp *qp = to_sqp_ex(qpx);
-	struct sefa_send_wqe *w = cur_wqe(qp);
+	struct sefa_send_wqe *w = cur_wqe(qp, "ibv_wr_set_sge_list");
 
 	if (!w)
 		return;
 	/* RDMA takes one local SGE (max_sge_rd); sends up to max_send_sge. */
 	if (num_sge > (is_rdma(w) ? 1 : qp->cap.max_send_sge)) {
-		qp->session_err = EINVAL;
+		qp->session_err =
+		    sefa_refuse(EINVAL, "ibv_wr_set_sge_list",
+		                "RDMA takes 1 SGE, a send the QP's max_send_sge %u: %zu",
+		                qp->cap.max_send_sge, num_sge);
 		return;
 	}
 	w->is_inline = false;
@@ -162,12 +185,16 @@ static void wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge, const struct 
 static void wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr, size_t length)
 {
 	struct sefa_qp *qp = to_sqp_ex(qpx);
-	struct sefa_send_wqe *w = cur_wqe(qp);
+	struct sefa_send_wqe *w = cur_wqe(qp, "ibv_wr_set_inline_data");
 
 	if (!w)
 		return;
 	if (length > qp->cap.max_inline_data || !inline_allowed(qp, w)) {
-		qp->session_err = EINVAL;
+		qp->session_err =
+		    sefa_refuse(EINVAL, "ibv_wr_set_inline_data",
+		                "inline is for sends (writes with INLINE_WRITE), up to "
+		                "max_inline_data %u: opcode %u, length %zu",
+		                qp->cap.max_inline_data, w->opcode, length);
 		return;
 	}
 	if (length)
@@ -180,19 +207,24 @@ static void wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
                                     const struct ibv_data_buf *buf_list)
 {
 	struct sefa_qp *qp = to_sqp_ex(qpx);
-	struct sefa_send_wqe *w = cur_wqe(qp);
+	struct sefa_send_wqe *w = cur_wqe(qp, "ibv_wr_set_inline_data_list");
 	size_t total = 0;
 
 	if (!w)
 		return;
 	if (!inline_allowed(qp, w)) {
-		qp->session_err = EINVAL;
+		qp->session_err = sefa_refuse(
+		    EINVAL, "ibv_wr_set_inline_data_list",
+		    "inline is for sends (writes with INLINE_WRITE): opcode %u", w->opcode);
 		return;
 	}
 	/* Each piece against the room left: a sum of huge lengths cannot wrap past it. */
 	for (size_t i = 0; i < num_buf; i++) {
 		if (buf_list[i].length > qp->cap.max_inline_data - total) {
-			qp->session_err = EINVAL;
+			qp->session_err =
+			    sefa_refuse(EINVAL, "ibv_wr_set_inline_data_list",
+			                "inline data above max_inline_data %u: buffer %zu",
+			                qp->cap.max_inline_data, i);
 			return;
 		}
 		total += buf_list[i].length;
@@ -231,7 +263,7 @@ static int wr_complete(struct ibv_qp_ex *qpx)
 		batch.n = 0;
 		net_engine_lock(eng);
 		/* The QP may have changed state since staging began: check again, locked. */
-		err = sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1);
+		err = sefa_send_validate(qp, IBV_SEND_SIGNALED, qp->nstage - 1, "ibv_wr_complete");
 		if (!err) {
 			bool burst = qp->ops->burst_hints;
 
@@ -270,12 +302,13 @@ static void wr_abort(struct ibv_qp_ex *qpx)
 static void wr_set_processing_hints(struct efadv_qp *dv, uint32_t hints)
 {
 	struct sefa_qp *qp = container_of(dv, struct sefa_qp, dv);
-	struct sefa_send_wqe *w = cur_wqe(qp);
+	struct sefa_send_wqe *w = cur_wqe(qp, "efadv_wr_set_processing_hints");
 
 	if (!w)
 		return;
 	if (hints & ~(uint32_t)EFADV_WR_PROCESSING_HINT_BURST_PPS_SENSITIVE) {
-		qp->session_err = EINVAL;
+		qp->session_err = sefa_refuse(EINVAL, "efadv_wr_set_processing_hints",
+		                              "hints beyond BURST_PPS_SENSITIVE: 0x%x", hints);
 		return;
 	}
 	w->hints = hints;

@@ -67,11 +67,64 @@ for args in "bogus" "run" "demo --iters -5" "sim replay --seed -1" "sim fabric b
 		fail "softefa $args prints the usage instead of only its reason"
 	fi
 done
-# An address not on this host: the device cannot be opened, and info says so and fails.
+# An address not on this host: no device is listed, and why is said once (info fails).
 if out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" info 2>&1); then
 	fail "softefa info with SOFTEFA_ADDR=192.0.2.1 (not on this host) exited 0: $out"
+elif [ "$(wc -l <<<"$out")" != 1 ] || ! grep -q "SOFTEFA_ADDR=192.0.2.1 is not an address of this host" <<<"$out"; then
+	fail "softefa info with an address not on this host: wanted one line saying so, got: $out"
 else
-	pass "softefa info with an address not on this host fails: $(head -1 <<<"$out")"
+	pass "softefa info with an address not on this host fails: $out"
+fi
+need ibv_devices ibverbs-utils
+out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" run -- ibv_devices 2>&1)
+if grep -q efa_0 <<<"$out" || [ "$(grep -c "not an address of this host" <<<"$out")" != 1 ]; then
+	fail "ibv_devices with an address not on this host: wanted no efa_0 and the reason once: $out"
+else
+	pass "ibv_devices with an address not on this host lists nothing, says why once"
+fi
+# sim replay: the verdict comes first, and --json is one JSON object with or without the trace.
+first=$(timeout 120 "$SOFTEFA" sim replay --seed 17 | sed -n 2p)
+if [[ "$first" =~ ^(pass|FAIL):\  ]]; then
+	pass "sim replay: verdict on line 2: $first"
+else
+	fail "sim replay --seed 17: line 2 is not the verdict: $first"
+fi
+for extra in "" "--no-trace"; do
+	# shellcheck disable=SC2086 # no word or one
+	if timeout 120 "$SOFTEFA" sim replay --seed 17 --json $extra |
+		/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["verdict"] in ("pass","FAIL")'; then
+		pass "sim replay --json $extra parses"
+	else
+		fail "sim replay --seed 17 --json $extra is not one JSON object with a verdict"
+	fi
+done
+# softefa doctor: all ok by default; an address not on the host and a program whose
+# RPATH holds another libibverbs are problems, each named, exit 1.
+need readelf binutils
+need cc gcc
+expect 0 "^all ok$" doctor
+out=$(SOFTEFA_ADDR=192.0.2.1 timeout 60 "$SOFTEFA" doctor)
+rc=$?
+if [ $rc = 1 ] && [ "$(grep -c "^problem  address    SOFTEFA_ADDR=192.0.2.1 cannot be bound" <<<"$out")" = 1 ]; then
+	pass "softefa doctor with an address not on this host: exit 1, $(grep '^problem' <<<"$out")"
+else
+	fail "softefa doctor with SOFTEFA_ADDR=192.0.2.1: exit $rc, $out"
+fi
+mkdir -p "$LOGDIR/conda/lib" && : >"$LOGDIR/conda/lib/libibverbs.so.1"
+echo 'int main(void) { return 0; }' >"$LOGDIR/p.c"
+cc -o "$LOGDIR/rpath" "$LOGDIR/p.c" -Wl,--disable-new-dtags -Wl,-rpath,"$LOGDIR/conda/lib"
+cc -o "$LOGDIR/runpath" "$LOGDIR/p.c" -Wl,--enable-new-dtags -Wl,-rpath,"$LOGDIR/conda/lib"
+out=$(timeout 60 "$SOFTEFA" doctor -- "$LOGDIR/rpath")
+rc=$?
+if [ $rc = 1 ] && grep -q "^problem  program .*RPATH $LOGDIR/conda/lib holds a libibverbs.so.1 that shadows" <<<"$out"; then
+	pass "softefa doctor -- (RPATH'd program): $(grep '^problem' <<<"$out")"
+else
+	fail "softefa doctor -- program with an RPATH libibverbs: exit $rc, $out"
+fi
+if out=$(timeout 60 "$SOFTEFA" doctor -- "$LOGDIR/runpath") && ! grep -q "^problem" <<<"$out"; then
+	pass "softefa doctor -- (RUNPATH'd program): all ok"
+else
+	fail "softefa doctor -- program with a RUNPATH libibverbs: $out"
 fi
 # A misspelt variable is said, with the name meant, and changes nothing else.
 if out=$(SOFTEFA_PATH=4 timeout 60 "$SOFTEFA" info 2>&1) &&

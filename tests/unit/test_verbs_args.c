@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Argument checking of the verbs and efadv entry points, against the errno values real
- * EFA returns (efa-reference.md 2, 3): object creation limits and rounding, QP state
+ * EFA returns (rdma-core's providers/efa/verbs.c and the kernel's efa driver, whose
+ * refusals docs/abi.md and the sources cite): object creation limits and rounding, QP state
  * machine, post in the wrong state, full queues, unsignaled sends, too many SGEs, the
  * inlen and comp_mask rules of the extensible efadv structs.
  */
