@@ -6,6 +6,7 @@
  * softefa tool builds this in.
  */
 #include "counters.h"
+#include "../util/tsan.h"
 
 #include <errno.h>
 #include <string.h>
@@ -49,7 +50,7 @@ static bool tables_try(const struct net_tables *w, uint64_t room, struct net_tab
 	                sizeof(t->paths[0]), NET_TABLE_PATHS, &t->npaths) &&
 	     table_copy(base, room, t->qps_off, t->qp_size, t->qp_cap, t->nqps, t->qps,
 	                sizeof(t->qps[0]), NET_TABLE_QPS, &t->nqps);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	SEFA_FENCE(__ATOMIC_ACQUIRE);
 	return ok && __atomic_load_n(&w->seq, __ATOMIC_RELAXED) == seq;
 }
 

@@ -7,6 +7,7 @@
  * reader in another process never takes a half-written one.
  */
 #include "engine_impl.h"
+#include "../util/tsan.h"
 
 #include <arpa/inet.h>
 #include <string.h>
@@ -145,7 +146,7 @@ uint64_t net_stats_tables(struct net_engine *e, uint64_t now)
 	e->stats.tables_next_ns = now + NET_TABLES_NS;
 	/* Odd while writing: the store of the odd count goes out before any of the rows'. */
 	__atomic_store_n(&t->seq, t->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	SEFA_FENCE(__ATOMIC_RELEASE);
 	tables_copy(e, t, now);
 	__atomic_store_n(&t->seq, t->seq + 1, __ATOMIC_RELEASE);
 	return UINT64_MAX;

@@ -25,4 +25,20 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define SEFA_TSAN_IGNORE_READS_END()   ((void)0)
 #endif
 
+/*
+ * The fences of a seqlock whose other side is always another process (a stats file's
+ * writer and its readers): ThreadSanitizer sees neither side, and GCC refuses fences in
+ * its builds (-Wtsan), so that one warning is silenced here and nowhere else.
+ */
+#if defined(SEFA_TSAN) && defined(__GNUC__) && !defined(__clang__)
+#define SEFA_FENCE(order)                                                                   \
+	do {                                                                                \
+		_Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wtsan\"") \
+		    __atomic_thread_fence(order);                                           \
+		_Pragma("GCC diagnostic pop")                                               \
+	} while (0)
+#else
+#define SEFA_FENCE(order) __atomic_thread_fence(order)
+#endif
+
 #endif
