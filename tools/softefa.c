@@ -125,8 +125,8 @@ static void host_id_on(const char *tree)
 
 static int setup_env(char *libdir, size_t cap, const char **sysfs)
 {
-	const char *old = getenv("LD_LIBRARY_PATH"), *log = getenv("SOFTEFA_LOG");
-	char buf[PATH_MAX * 2], real[PATH_MAX], log_was[64];
+	const char *old = getenv("LD_LIBRARY_PATH");
+	char buf[PATH_MAX * 2], real[PATH_MAX];
 	struct ibv_device **list;
 	int err = tool_lib_dir(libdir, cap);
 
@@ -136,18 +136,13 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 		snprintf(libdir, cap, "%s", real);
 	snprintf(buf, sizeof(buf), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
 	setenv("LD_LIBRARY_PATH", buf, 1);
-	/* Listing the devices makes the library build its sysfs tree. Quietly: the
-	 * program run reads the same settings and says once what is wrong with them. */
-	if (log)
-		snprintf(log_was, sizeof(log_was), "%s", log);
-	setenv("SOFTEFA_LOG", "0", 1);
+	/* Listing the devices makes the library build its sysfs tree, and say which
+	 * directory it refused (the program will be given the fallback, and not refuse it
+	 * again); not what is wrong with the settings, which the program says itself. */
+	softefa_quiet_config();
 	list = ibv_get_device_list(NULL);
 	if (list)
 		ibv_free_device_list(list);
-	if (log)
-		setenv("SOFTEFA_LOG", log_was, 1);
-	else
-		unsetenv("SOFTEFA_LOG");
 	/* SYSFS_PATH names only a tree the library vetted (docs/security.md); with none,
 	 * an inherited one goes too, and readers see /sys. */
 	*sysfs = softefa_sysfs_dir();

@@ -12,6 +12,7 @@
 /* Exported by softefa's libibverbs (SOFTEFA_PRIVATE_1). */
 const char *softefa_sysfs_dir(void);
 const char *softefa_run_dir(void);
+void softefa_quiet_config(void);
 
 void tool_gid_str(const union ibv_gid *gid, char *out, size_t cap);
 /* "a.b.c.d:port" for a softefa GID, or "not a softefa endpoint". */

@@ -26,8 +26,8 @@ static bool env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max, 
 	if (!v || !*v)
 		return true;
 	if (sefa_parse_u64(v, min, max, out)) {
-		sefa_log(SEFA_LOG_ERROR, "%s=%s is not a number in [%llu, %llu]", name, v,
-		         (unsigned long long)min, (unsigned long long)max);
+		sefa_log_config("%s=%s is not a number in [%llu, %llu]", name, v,
+		                (unsigned long long)min, (unsigned long long)max);
 		return false;
 	}
 	return true;
@@ -40,7 +40,7 @@ static bool env_path(const char *name, const char *def, char *out, size_t cap)
 
 	n = snprintf(out, cap, "%s", v && *v ? v : def);
 	if (n < 0 || (size_t)n >= cap) {
-		sefa_log(SEFA_LOG_ERROR, "%s is longer than %zu bytes", name, cap - 1);
+		sefa_log_config("%s is longer than %zu bytes", name, cap - 1);
 		return false;
 	}
 	return true;
@@ -49,8 +49,8 @@ static bool env_path(const char *name, const char *def, char *out, size_t cap)
 static bool mtu_valid(uint64_t v)
 {
 	if (v && v < 576) {
-		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_MTU=%llu is below the IPv4 minimum of 576",
-		         (unsigned long long)v);
+		sefa_log_config("SOFTEFA_MTU=%llu is below the IPv4 minimum of 576",
+		                (unsigned long long)v);
 		return false;
 	}
 	return true;
@@ -145,7 +145,7 @@ static bool load_addr(struct sefa_config *c)
 	if (!addr || !*addr)
 		addr = "127.0.0.1";
 	if (inet_pton(AF_INET, addr, &c->addr) != 1 || c->addr.s_addr == htonl(INADDR_ANY)) {
-		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_ADDR=%s is not a usable IPv4 address", addr);
+		sefa_log_config("SOFTEFA_ADDR=%s is not a usable IPv4 address", addr);
 		return false;
 	}
 	return true;
@@ -154,8 +154,8 @@ static bool load_addr(struct sefa_config *c)
 static bool ports_fit(const struct sefa_config *c)
 {
 	if (c->port && (uint32_t)c->port + c->paths * c->ndevs > 65536) {
-		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_PORT=%u leaves no room for %u ports", c->port,
-		         c->paths * c->ndevs);
+		sefa_log_config("SOFTEFA_PORT=%u leaves no room for %u ports", c->port,
+		                c->paths * c->ndevs);
 		return false;
 	}
 	return true;
@@ -193,7 +193,7 @@ static const struct text_var text_vars[] = {
     {"SOFTEFA_RUN_DIR", NULL, "a directory private to you"},
     {"SOFTEFA_SYSFS_DIR", NULL, "a directory private to you"},
     {"SOFTEFA_KEY_FILE", NULL, "a file of yours, mode 0600 or 0400"},
-    {"SOFTEFA_LIBDIR", "<softefa>/../lib", "a directory (softefa run)"},
+    {"SOFTEFA_LIBDIR", "<softefa>/../lib/softefa", "a directory (softefa run)"},
     {"SOFTEFA_REAL_RDMA", "/sbin/rdma ... (found)", "a program, or none"},
     {"SOFTEFA_TEST_SEED", "the clock", "a number (test programs)"},
     {"SOFTEFA_TEST_CAMPAIGNS", "100", "a number (test_sim)"},
@@ -279,12 +279,10 @@ static void say_unknown_names(void)
 			continue;
 		/* A slip (a letter or two for a long name), or a name cut short: a guess. */
 		if (near && (dist * 3 <= len - 8 || dist == 1 || !strncmp(name, near, len)))
-			sefa_log(SEFA_LOG_ERROR, "%s is not a softefa variable: ignored (%s?)",
-			         name, near);
+			sefa_log_config("%s is not a softefa variable: ignored (%s?)", name, near);
 		else
-			sefa_log(SEFA_LOG_ERROR,
-			         "%s is not a softefa variable: ignored (docs/configuration.md)",
-			         name);
+			sefa_log_config(
+			    "%s is not a softefa variable: ignored (docs/configuration.md)", name);
 	}
 }
 

@@ -10,6 +10,7 @@
 
 /* Errors are shown by default; SOFTEFA_LOG=0..4 changes that. */
 int sefa_log_threshold = SEFA_LOG_ERROR;
+bool sefa_log_config_quiet;
 
 static void emit_v(int level, const char *suffix, const char *fmt, va_list ap)
 {

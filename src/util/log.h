@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 enum sefa_log_level {
@@ -22,6 +23,21 @@ void sefa_log_emit(int level, const char *fmt, ...) __attribute__((format(printf
 	do {                                                 \
 		if ((level) <= sefa_log_threshold)           \
 			sefa_log_emit((level), __VA_ARGS__); \
+	} while (0)
+
+/*
+ * A configuration value that cannot be used (malformed, out of range, an address not on
+ * the host). `softefa run` lists devices before it starts a program that reads the same
+ * settings and says the same: the tool silences these lines alone (sefa_log_config_quiet),
+ * so each is said once, by the program. What only the tool can say (a directory refused,
+ * whose fallback the program is then given) it still says.
+ */
+extern bool sefa_log_config_quiet;
+
+#define sefa_log_config(...)                                   \
+	do {                                                   \
+		if (!sefa_log_config_quiet)                    \
+			sefa_log(SEFA_LOG_ERROR, __VA_ARGS__); \
 	} while (0)
 
 /*

@@ -89,8 +89,7 @@ static bool addr_usable(struct in_addr ip, const char *text)
 		err = errno;
 	close(fd);
 	if (err == EADDRNOTAVAIL) {
-		sefa_log(
-		    SEFA_LOG_ERROR,
+		sefa_log_config(
 		    "SOFTEFA_ADDR=%s is not an address of this host (see `ip -4 addr`): no device",
 		    text);
 		return false;
@@ -504,4 +503,11 @@ SEFA_EXPORT const char *softefa_sysfs_dir(void)
 SEFA_EXPORT const char *softefa_run_dir(void)
 {
 	return sefa_run_dir();
+}
+
+/* Before the first call: configuration errors are left for the program the tool runs
+ * (src/util/log.h). */
+SEFA_EXPORT void softefa_quiet_config(void)
+{
+	sefa_log_config_quiet = true;
 }
