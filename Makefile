@@ -10,14 +10,26 @@ FUZZ_SECONDS ?= 600
 FUZZ_TEST_SECONDS ?= 15
 FUZZ_TARGETS ?= fuzz_wire fuzz_reasm fuzz_srd fuzz_engine fuzz_auth
 JOBS       ?= $(shell nproc)
+# `make install`: where to (docs/install.md); DESTDIR stages it elsewhere, as packagers do.
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all build demo bench bench-fabric bench-multihost bench-mpi test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean fuzz fuzz-build test-fuzz fuzz-coverage
+.PHONY: all build install deb demo bench bench-fabric bench-multihost bench-mpi test test-unit test-asan test-tsan test-interop deps-build deps-test format format-check clean fuzz fuzz-build test-fuzz fuzz-coverage
 
 all: build
 
 build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
+
+# The libraries into PREFIX/lib/softefa (never over the system's libibverbs), softefa
+# into PREFIX/bin, our efadv.h, softefa.pc and the man pages (docs/install.md).
+install: build
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+# A Debian package of the same files under /usr: $(BUILD)/softefa_<version>_<arch>.deb.
+deb: build
+	@scripts/deb.sh $(BUILD) $(BUILD)
 
 deps-build:
 	@scripts/deps.sh build

@@ -7,7 +7,7 @@
 #   scripts/deps.sh bench   build + what the benchmarks plot with
 set -euo pipefail
 
-build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
+build_pkgs=(gcc make cmake libibverbs-dev libssl-dev python3)
 # Every tool the tests (tests/**, the Makefile's test path) call, by package:
 #   ibverbs-utils    ibv_devices, ibv_devinfo, ibv_ud_pingpong, ibv_rc_pingpong
 #   perftest         ib_send_lat/bw, ib_read_lat/bw
@@ -26,12 +26,13 @@ build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 #   openmpi-bin, libopenmpi-dev  mpirun, mpicc (the namespace MPI test, bench/mpi.sh)
 #   python3-mpi4py, hpcc  mpi4py and HPC Challenge jobs of the namespace MPI test
 #   tmux             a real terminal for `softefa stats --watch` (tests/interop/stats.sh)
+#   pkg-config, man-db  a program built with softefa.pc, the man pages (tests/interop/install.sh)
 # Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd;
 # util-linux's unshare) are always there; awk is checked by command below, as any awk
 # will do.
 test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
 	nftables procps gzip binutils git clang-format valgrind clang libclang-rt-14-dev
-	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux)
+	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux pkg-config man-db)
 
 want=()
 case "${1:-build}" in

@@ -52,41 +52,48 @@ static int usage(FILE *f)
 	return f == stderr ? 2 : 0;
 }
 
+/*
+ * dir of this executable + rel: the installed layout (cmake/layout.cmake) when what
+ * the path must hold is there, else the build tree's. 0 or -errno.
+ */
+static int beside_exe(const char *rel, const char *build_rel, const char *holds, char *out,
+                      size_t cap)
+{
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *dir;
+
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	dir = dirname(exe);
+	snprintf(probe, sizeof(probe), "%s/%s/%s", dir, rel, holds);
+	snprintf(out, cap, "%s/%s", dir, access(probe, F_OK) == 0 ? rel : build_rel);
+	return 0;
+}
+
 int tool_lib_dir(char *out, size_t cap)
 {
 	const char *env = getenv("SOFTEFA_LIBDIR");
-	char exe[PATH_MAX];
-	ssize_t n;
 
 	if (env && *env) {
 		snprintf(out, cap, "%s", env);
 		return 0;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return -errno;
-	exe[n] = '\0';
-	/* <prefix>/bin/softefa -> <prefix>/bin/../lib */
-	snprintf(out, cap, "%s/../lib", dirname(exe));
-	return 0;
+	return beside_exe(SEFA_REL_LIBDIR, "../lib", "libibverbs.so.1", out, cap);
 }
 
 /*
- * Puts <prefix>/libexec/softefa, where our `rdma` lives (docs/rdma-tool.md), first on
- * PATH, so programs that run `rdma` (pyverbs' tests do) see softefa's devices.
+ * Puts our `rdma` (docs/rdma-tool.md) first on PATH, so programs that run `rdma`
+ * (pyverbs' tests do) see softefa's devices.
  */
 static void tools_on_path(void)
 {
 	const char *old = getenv("PATH");
-	char exe[PATH_MAX], dir[PATH_MAX + 32], real[PATH_MAX], buf[PATH_MAX * 4];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char dir[PATH_MAX], real[PATH_MAX], buf[PATH_MAX * 4];
 
-	if (n < 0)
-		return;
-	exe[n] = '\0';
-	/* <prefix>/bin/softefa -> <prefix>/libexec/softefa */
-	snprintf(dir, sizeof(dir), "%s/../libexec/softefa", dirname(exe));
-	if (!realpath(dir, real))
+	if (beside_exe(SEFA_REL_LIBEXECDIR, "../libexec/softefa", "rdma", dir, sizeof(dir)) ||
+	    !realpath(dir, real))
 		return;
 	snprintf(buf, sizeof(buf), "%s%s%s", real, old && *old ? ":" : "", old ? old : "");
 	setenv("PATH", buf, 1);
@@ -161,6 +168,13 @@ static int cmd_run(int argc, char **argv)
 	const char *sysfs;
 	int err;
 
+	if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+		printf("usage: softefa run [--] CMD [ARGS...]\n"
+		       "  runs CMD on softefa's libibverbs and libefa (LD_LIBRARY_PATH), with\n"
+		       "  SYSFS_PATH at softefa's sysfs tree and our rdma first on PATH\n"
+		       "  (man softefa-run)\n");
+		return 0;
+	}
 	if (argc > 0 && !strcmp(argv[0], "--")) {
 		argc--;
 		argv++;
@@ -266,6 +280,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
+	if ((!strcmp(argv[1], "env") || !strcmp(argv[1], "info")) && argc == 3 &&
+	    (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+		printf("usage: softefa %s\n  %s (man softefa-%s)\n", argv[1],
+		       !strcmp(argv[1], "env")
+		           ? "prints the environment `softefa run` sets, for eval"
+		           : "lists the devices and their attributes",
+		       argv[1]);
+		return 0;
+	}
 	if ((!strcmp(argv[1], "env") || !strcmp(argv[1], "info")) && argc > 2)
 		return tool_arg_error("softefa", "%s takes no arguments ('%s')", argv[1], argv[2]);
 	if (!strcmp(argv[1], "env"))

@@ -30,7 +30,8 @@ int tool_arg_u64(const char *cmd, const char *opt, const char *s, uint64_t min, 
 
 /* A JSON string on stdout: quotes, backslashes and control bytes escaped (json.c). */
 void tool_json_str(const char *s);
-/* The library directory: $SOFTEFA_LIBDIR, else ../lib beside this executable. 0 or -errno. */
+/* The library directory: $SOFTEFA_LIBDIR, else the installed one (lib/softefa) or the build
+ * tree's (../lib) beside this executable. 0 or -errno. */
 int tool_lib_dir(char *out, size_t cap);
 
 int tool_stats(int argc, char **argv);

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Every command a ```sh block of README.md or docs/*.md shows runs, each line on its own,
-with `build/` standing for the build directory, and exits 0 within its time. A block that
+"""Every command a ```sh block of README.md, docs/*.md or the man pages' sources
+(docs/man/*.md) shows runs, each line on its own, with `build/` standing for the build
+directory (and the man pages' bare `softefa` for build/bin/softefa), and exits 0 within
+its time. A block that
 cannot run here (benchmarks, other hosts, long studies, `make test` itself) is preceded by
 `<!-- doc-examples: skip (why) -->`; one with no reason fails. A line's server waiting
 for its client has no place in a runnable block. Usage: doc_examples.py SOURCE BUILD"""
@@ -38,12 +40,13 @@ def blocks(path):
 
 def main():
     src, build = sys.argv[1], os.path.abspath(sys.argv[2])
-    files = [os.path.join(src, "README.md")] + sorted(
-        os.path.join(src, "docs", f) for f in os.listdir(os.path.join(src, "docs"))
-        if f.endswith(".md"))
+    files = [os.path.join(src, "README.md")] + [
+        os.path.join(src, d, f) for d in ("docs", "docs/man")
+        for f in sorted(os.listdir(os.path.join(src, d))) if f.endswith(".md")]
     bad = ran = skipped = 0
     with tempfile.TemporaryDirectory() as run_dir:
-        env = dict(os.environ, SOFTEFA_RUN_DIR=os.path.join(run_dir, "run"))
+        env = dict(os.environ, SOFTEFA_RUN_DIR=os.path.join(run_dir, "run"),
+                   PATH=os.path.join(build, "bin") + ":" + os.environ.get("PATH", ""))
         for f in files:
             name = os.path.relpath(f, src)
             for lineno, why, body in blocks(f):

@@ -30,6 +30,9 @@ expect 0 "^usage: softefa COMMAND" --help
 expect 2 "no command to run" run
 expect 2 "no command to run" run --
 expect 2 "info takes no arguments ('x')" info x
+expect 0 "^usage: softefa run" run --help
+expect 0 "^usage: softefa env" env --help
+expect 0 "^usage: softefa info" info -h
 expect 2 "--iters '-5' is not a number" demo --iters -5
 expect 2 "--iters 0 is out of range" demo --iters 0
 expect 2 "--iters needs a value" demo --iters
