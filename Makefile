@@ -18,14 +18,18 @@ DESTDIR    ?=
 
 all: build
 
+# A new tree is RelWithDebInfo (CMakeLists.txt); one configured otherwise (an ASan tree
+# that `make install BUILD=...` is given) keeps its type.
 build:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The libraries into PREFIX/lib/softefa (never over the system's libibverbs), softefa
 # into PREFIX/bin, our efadv.h, softefa.pc and the man pages (docs/install.md).
+# Under umask 022: what is installed is for every user, whatever the installer's umask
+# (CMake makes directories with mkdir's mode, which the umask cuts).
 install: build
-	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+	@umask 022 && DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(abspath $(PREFIX))"
 
 # A Debian package of the same files under /usr: $(BUILD)/softefa_<version>_<arch>.deb.
 deb: build

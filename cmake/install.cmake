@@ -14,15 +14,22 @@ install(FILES include/infiniband/efadv.h include/infiniband/verbs_rdma65.h
   DESTINATION ${SOFTEFA_INCLUDEDIR}/infiniband)
 
 # pkg-config: written at install time, with the prefix the install was given
-# (`cmake --install --prefix`), so the file names the directories it was put in.
+# (`cmake --install --prefix`, made absolute), straight to where it goes (the build tree
+# may be read-only, or another user's), and listed in the install manifest.
 install(CODE "
-  set(SOFTEFA_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  get_filename_component(SOFTEFA_PREFIX \"\${CMAKE_INSTALL_PREFIX}\" ABSOLUTE)
   set(SOFTEFA_LIBDIR \"${SOFTEFA_LIBDIR}\")
   set(SOFTEFA_INCLUDEDIR \"${SOFTEFA_INCLUDEDIR}\")
   set(PROJECT_VERSION \"${PROJECT_VERSION}\")
-  configure_file(\"${CMAKE_SOURCE_DIR}/cmake/softefa.pc.in\" \"${CMAKE_BINARY_DIR}/softefa.pc\" @ONLY)
-  file(INSTALL \"${CMAKE_BINARY_DIR}/softefa.pc\"
-    DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig\")")
+  set(pc \"\$ENV{DESTDIR}\${SOFTEFA_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/softefa.pc\")
+  message(STATUS \"Installing: \${pc}\")
+  configure_file(\"${CMAKE_SOURCE_DIR}/cmake/softefa.pc.in\" \"\${pc}\" @ONLY)
+  file(CHMOD \"\${pc}\" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+  list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pc}\")")
+
+# The documents the man pages point at.
+file(GLOB SOFTEFA_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
+install(FILES ${SOFTEFA_DOCS} ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Man pages, made from docs/man/*.md and docs/configuration.md by scripts/md2man.py.
 set(MAN_SRC ${CMAKE_SOURCE_DIR}/docs/man)

@@ -7,10 +7,12 @@
 # them. Depends: the Debian packages that hold the libraries our files need.
 # Usage: deb.sh BUILD_DIR OUT_DIR   (prints the package's path)
 set -euo pipefail
+# The package's files and directories readable by all, whatever the caller's umask.
+umask 022
 build=$(cd "$1" && pwd)
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
-for tool in dpkg-deb dpkg-query objdump gzip; do
+for tool in dpkg-deb dpkg-query objdump gzip ldd md5sum strip; do
 	command -v "$tool" >/dev/null || {
 		echo "deb: $tool is missing (scripts/deps.sh test installs it)" >&2
 		exit 1
@@ -56,20 +58,36 @@ License: MIT
  THE USE OR OTHER DEALINGS IN THE SOFTWARE.
 TXT
 
-# Each library an installed file needs, by the package that holds it here (ours aside).
-needed=$(for f in $elves; do objdump -p "$f" | awk '$1 == "NEEDED" { print $2 }'; done |
-	sort -u | grep -v -e '^libibverbs\.so' -e '^libefa\.so')
+# Depends: for each library an installed file needs (ours aside), the package holding
+# the file the loader resolves it to, and as its least version the newest symbol
+# version our files bind from it (GLIBC_2.34: libc6 >= 2.34), as symbols files give.
+need_from() { # FILE: "library version-node" lines of what FILE binds
+	objdump -p "$1" | awk '/^Version References:/ { on = 1; next }
+		on && /required from/ { lib = $3; sub(":", "", lib); next }
+		on && NF == 4 && lib != "" { print lib, $4 }
+		on && NF == 0 { on = 0 }'
+}
+refs=$(for f in $elves; do need_from "$f"; done | sort -u)
+resolved=$(for f in $elves; do ldd "$f"; done | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }
+	$1 ~ /^\// { n = $1; sub(/.*\//, "", n); print n, $1 }' | sort -u)
 deps=()
-for lib in $needed; do
-	path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
-	[ -n "$path" ] || { echo "deb: $lib is not in the loader's cache" >&2; exit 1; }
-	pkg=$( (dpkg-query -S "$path" || dpkg-query -S "$(readlink -f "$path")") 2>/dev/null |
-		head -n 1 | cut -d: -f1)
-	[ -n "$pkg" ] || { echo "deb: no package holds $path" >&2; exit 1; }
-	ver=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
-	deps+=("$pkg (>= $ver)")
+for lib in $(for f in $elves; do objdump -p "$f"; done | awk '$1 == "NEEDED" { print $2 }' | sort -u); do
+	path=$(awk -v l="$lib" '$1 == l { print $2; exit }' <<<"$resolved")
+	case "$path" in
+	"$stage"/*) continue ;; # one of ours
+	"") echo "deb: the loader resolves no $lib here" >&2 && exit 1 ;;
+	esac
+	pkg=$( (dpkg-query -S "$path" || dpkg-query -S "$(readlink -f "$path")" || true) 2>/dev/null |
+		grep -v '^diversion' | head -n 1 | cut -d: -f1)
+	[ -n "$pkg" ] || { echo "deb: no package holds $path ($lib)" >&2 && exit 1; }
+	ver=$(awk -v l="$lib" '$1 == l { v = $2; sub(/^[A-Z_]*_/, "", v); print v }' <<<"$refs" |
+		sort -V | tail -n 1)
+	deps+=("$pkg ${ver:-0}")
 done
-depends=$(printf '%s\n' "${deps[@]}" | sort -u | paste -sd, | sed 's/,/, /g')
+# One entry a package (libc6 holds libc, libm and the loader), with the newest version.
+depends=$(printf '%s\n' "${deps[@]}" | sort -k1,1 -k2,2V | awk '{ v[$1] = $2 }
+	END { for (p in v) print p (v[p] == "0" ? "" : " (>= " v[p] ")") }' | sort | paste -sd, |
+	sed 's/,/, /g')
 
 mkdir -p "$stage/DEBIAN"
 cat >"$stage/DEBIAN/control" <<TXT
@@ -79,6 +97,7 @@ Architecture: $arch
 Maintainer: softefa developers <softefa@localhost.invalid>
 Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
 Depends: $depends
+Recommends: libibverbs-dev, pkg-config
 Suggests: ibverbs-utils, perftest, libfabric-bin
 Section: net
 Priority: optional
@@ -90,6 +109,7 @@ Description: AWS Elastic Fabric Adapter without the hardware
  Programs load them through "softefa run" or when built with "pkg-config softefa";
  the system's libibverbs is left as it is.
 TXT
+(cd "$stage" && find usr -type f -exec md5sum {} + | sort -k 2) >"$stage/DEBIAN/md5sums"
 deb=$out/softefa_${version}_${arch}.deb
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
 echo "$deb"

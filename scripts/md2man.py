@@ -17,22 +17,25 @@ import sys
 TITLE = re.compile(r"^# (\S+)\((\d)\) -- (.+)$")
 
 
-def escape(text):
-    """Roff-safe text: backslashes, hyphens as minus signs, no control character first."""
-    text = text.replace("\\", "\\e").replace("-", "\\-")
-    return text
+def escape(text, code=False):
+    """Roff-safe text. A dash of code, or one that starts an option in prose (--json),
+    is a minus sign that copies and pastes as one; a hyphen inside a word stays one."""
+    text = text.replace("\\", "\\e")
+    if code:
+        return text.replace("-", "\\-")
+    return re.sub(r"(?:(?<=^)|(?<=[\s(\[|/]))-+", lambda m: "\\-" * len(m.group(0)), text)
 
 
 def link(m):
     text, target = m.group(1), m.group(2)
     # A link to another document of ours names the file, which a man reader can open.
+    # Installed, the documents are in share/doc/softefa (softefa(1), FILES).
     page = target.split("#")[0]
     if page.endswith(".md") and not page.startswith("http"):
         name = pathlib.PurePosixPath(page).name
-        where = page if page.startswith("docs/") else "docs/" + name
         if text.strip("`") in (name, page):
-            return where
-        return f"{text} ({where})"
+            return name
+        return f"{text} ({name})"
     return text
 
 
@@ -41,7 +44,7 @@ def inline(text):
     out, pos = [], 0
     for m in re.finditer(r"`([^`]+)`", text):
         out.append(prose(text[pos:m.start()]))
-        out.append("\\fB" + escape(m.group(1)) + "\\fR")
+        out.append("\\fB" + escape(m.group(1), code=True) + "\\fR")
         pos = m.end()
     out.append(prose(text[pos:]))
     return "".join(out)
@@ -60,25 +63,34 @@ def line_out(text):
     return "\\&" + text if text[:1] in (".", "'") else text
 
 
+# Headers of a last column that is the row's prose: it goes under the tag unlabelled.
+PROSE = ("meaning", "what it does", "what it holds", "what", "where")
+
+
 def table(rows):
-    """A table as tagged paragraphs: the first cell the tag, the others under it."""
+    """A table as tagged paragraphs: the first cell the tag, the others under it, each
+    labelled with its header but for a last column of prose."""
     cells = [[c.strip() for c in r.strip().strip("|").split("|")] for r in rows]
     head, body = cells[0], cells[2:]
     out = []
     for row in body:
         row = row + [""] * (len(head) - len(row))
         out += [".TP", line_out(inline(row[0]))]
-        middle = [f"{inline(h)}: {inline(v)}" for h, v in zip(head[1:-1], row[1:-1]) if v]
-        if middle:
-            out += [line_out("; ".join(middle) + "."), ".br"]
-        if len(row) > 1:
+        last = head[-1].strip().lower() in PROSE
+        cols = list(zip(head[1:], row[1:]))
+        labelled = [f"{inline(h)}: {inline(v)}" for h, v in (cols[:-1] if last else cols) if v]
+        if labelled:
+            out.append(line_out("; ".join(labelled) + "."))
+        if last and row[-1]:
+            out += [".br"] if labelled else []
             out.append(line_out(inline(row[-1])))
     return out
 
 
 def convert(lines, name, section, what, version):
-    out = [f'.TH {name.upper()} {section} "" "softefa {version}" "softefa manual"',
-           ".SH NAME", f"{escape(name)} \\- {escape(what)}"]
+    # No hyphenation and a ragged right edge: names and options copy as written.
+    out = [f'.TH {name.upper()} {section} "" "softefa {version}" "softefa manual"', ".nh",
+           ".ad l", ".SH NAME", f"{escape(name, code=True)} \\- {escape(what)}"]
     para, i, started = [], 0, False
 
     def flush():
@@ -135,8 +147,9 @@ def convert(lines, name, section, what, version):
             para.append(line.strip())
         i += 1
     flush()
-    while out[-1] == ".PP":
-        out.pop()
+    # A paragraph break just before a heading or another break is none.
+    out = [o for i, o in enumerate(out) if o != ".PP" or (i + 1 < len(out) and
+           not out[i + 1].startswith((".SH", ".SS", ".PP", ".TP")))]
     return "\n".join(out) + "\n"
 
 

@@ -130,7 +130,7 @@ static void host_id_on(const char *tree)
 		setenv("FI_EFA_HOST_ID_FILE", path, 1);
 }
 
-static int setup_env(char *libdir, size_t cap, const char **sysfs)
+static int setup_env(char *libdir, size_t cap, const char **sysfs, bool quiet_config)
 {
 	const char *old = getenv("LD_LIBRARY_PATH");
 	char buf[PATH_MAX * 2], real[PATH_MAX];
@@ -145,8 +145,10 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs)
 	setenv("LD_LIBRARY_PATH", buf, 1);
 	/* Listing the devices makes the library build its sysfs tree, and say which
 	 * directory it refused (the program will be given the fallback, and not refuse it
-	 * again); not what is wrong with the settings, which the program says itself. */
-	softefa_quiet_config();
+	 * again); for `run`, not what is wrong with the settings, which the program says
+	 * itself. */
+	if (quiet_config)
+		softefa_quiet_config();
 	list = ibv_get_device_list(NULL);
 	if (list)
 		ibv_free_device_list(list);
@@ -182,7 +184,7 @@ static int cmd_run(int argc, char **argv)
 	if (argc < 1)
 		return tool_arg_error("softefa run",
 		                      "no command to run (softefa run [--] CMD [ARGS...])");
-	err = setup_env(libdir, sizeof(libdir), &sysfs);
+	err = setup_env(libdir, sizeof(libdir), &sysfs, true);
 	if (err) {
 		fprintf(stderr, "softefa: cannot find the library directory: %s\n", strerror(-err));
 		return 1;
@@ -197,7 +199,7 @@ static int cmd_env(void)
 {
 	char libdir[PATH_MAX];
 	const char *sysfs;
-	int err = setup_env(libdir, sizeof(libdir), &sysfs);
+	int err = setup_env(libdir, sizeof(libdir), &sysfs, false);
 
 	if (err)
 		return 1;
