@@ -26,12 +26,13 @@ build_pkgs=(gcc make cmake libibverbs-dev libssl-dev)
 #   openmpi-bin, libopenmpi-dev  mpirun, mpicc (the namespace MPI test, bench/mpi.sh)
 #   python3-mpi4py, hpcc  mpi4py and HPC Challenge jobs of the namespace MPI test
 #   tmux             a real terminal for `softefa stats --watch` (tests/interop/stats.sh)
+#   tshark           reads SOFTEFA_TRACE's pcaps with tools/wireshark/softefa.lua (tests/interop/trace.sh)
 # Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd;
 # util-linux's unshare) are always there; awk is checked by command below, as any awk
 # will do.
 test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
 	nftables procps gzip binutils git clang-format valgrind clang libclang-rt-14-dev
-	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux)
+	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux tshark)
 
 want=()
 case "${1:-build}" in
