@@ -27,6 +27,10 @@ install(CODE "
   file(CHMOD \"\${pc}\" PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
   list(APPEND CMAKE_INSTALL_MANIFEST_FILES \"\${pc}\")")
 
+# The Wireshark dissector (docs/trace.md): beside our data, not in Wireshark's plugin
+# directory, where it would load for every user of Wireshark.
+install(FILES tools/wireshark/softefa.lua DESTINATION ${CMAKE_INSTALL_DATADIR}/softefa/wireshark)
+
 # The documents the man pages point at.
 file(GLOB SOFTEFA_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${SOFTEFA_DOCS} ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

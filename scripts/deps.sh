@@ -27,12 +27,13 @@ build_pkgs=(gcc make cmake libibverbs-dev libssl-dev python3)
 #   python3-mpi4py, hpcc  mpi4py and HPC Challenge jobs of the namespace MPI test
 #   tmux             a real terminal for `softefa stats --watch` (tests/interop/stats.sh)
 #   pkg-config, man-db  a program built with softefa.pc, the man pages (tests/interop/install.sh)
+#   tshark           reads SOFTEFA_TRACE's pcaps with tools/wireshark/softefa.lua (tests/interop/trace.sh)
 # Essential packages (coreutils: timeout, mktemp, seq; grep, sed, libc-bin's ldd;
 # util-linux's unshare) are always there; awk is checked by command below, as any awk
 # will do.
 test_pkgs=(ibverbs-utils perftest python3-pyverbs rdma-core libfabric-bin python3 iproute2
 	nftables procps gzip binutils git clang-format valgrind clang libclang-rt-14-dev
-	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux pkg-config man-db)
+	openmpi-bin libopenmpi-dev python3-mpi4py hpcc gdb tmux pkg-config man-db tshark)
 
 want=()
 case "${1:-build}" in

@@ -2,6 +2,8 @@
 /*
  * softefa: the command-line front end.
  *   softefa run [--] CMD [ARGS...]  run an unmodified program on softefa (our rdma on PATH)
+ *   softefa trace [-o FILE] [--] CMD [ARGS...]
+ *                                   the same, every datagram in a pcap (SOFTEFA_TRACE)
  *   softefa env                     print the environment `run` sets, for eval
  *   softefa info                    list devices and their attributes
  *   softefa stats ...               counters, peers, paths and QPs of live processes
@@ -23,32 +25,37 @@
 #include <unistd.h>
 
 #include "tool.h"
+#include "../src/util/config.h"
 
 static int usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: softefa COMMAND [ARGS...]\n"
-	        "  run [--] CMD [ARGS...]   run CMD on softefa's libibverbs and libefa (and our\n"
-	        "                           rdma first on PATH)\n"
-	        "  env                      print the environment `run` sets, for eval\n"
-	        "  info                     list the devices and their attributes\n"
-	        "  stats [--pid PID] [--name TEXT] [--json] [--interval SEC | --watch [SEC]\n"
-	        "        [--count N]] | --describe\n"
-	        "                           counters, peers (state, RTT, cwnd, retransmissions),\n"
-	        "                           paths and QPs of live softefa processes; rates over\n"
-	        "                           an interval, a live table (softefa stats --help)\n"
-	        "  config [--json]          every SOFTEFA_* variable: value, default, range and\n"
-	        "                           source (environment or default)\n"
-	        "  demo [--iters N]         two processes exchange messages: latency and\n"
-	        "                           throughput (N round trips a size, default 10000)\n"
-	        "  doctor [-- CMD]          check the set-up (address, ports, MTU, run directory,\n"
-	        "                           key file, which libibverbs CMD would load): exit 1\n"
-	        "                           if anything needs fixing\n"
-	        "  sim campaign|replay|fabric ...\n"
-	        "                           the SRD core on the network simulator\n"
-	        "                           (softefa sim --help)\n"
-	        "  --version                print the version\n"
-	        "The SOFTEFA_* variables are in docs/configuration.md.\n");
+	fprintf(
+	    f, "usage: softefa COMMAND [ARGS...]\n"
+	       "  run [--] CMD [ARGS...]   run CMD on softefa's libibverbs and libefa (and our\n"
+	       "                           rdma first on PATH)\n"
+	       "  trace [-o FILE] [--] CMD [ARGS...]\n"
+	       "                           run CMD as `run` does, every datagram its engines send\n"
+	       "                           and receive in a pcap (default softefa-<pid>.pcap;\n"
+	       "                           docs/trace.md)\n"
+	       "  env                      print the environment `run` sets, for eval\n"
+	       "  info                     list the devices and their attributes\n"
+	       "  stats [--pid PID] [--name TEXT] [--json] [--interval SEC | --watch [SEC]\n"
+	       "        [--count N]] | --describe\n"
+	       "                           counters, peers (state, RTT, cwnd, retransmissions),\n"
+	       "                           paths and QPs of live softefa processes; rates over\n"
+	       "                           an interval, a live table (softefa stats --help)\n"
+	       "  config [--json]          every SOFTEFA_* variable: value, default, range and\n"
+	       "                           source (environment or default)\n"
+	       "  demo [--iters N]         two processes exchange messages: latency and\n"
+	       "                           throughput (N round trips a size, default 10000)\n"
+	       "  doctor [-- CMD]          check the set-up (address, ports, MTU, run directory,\n"
+	       "                           key file, which libibverbs CMD would load): exit 1\n"
+	       "                           if anything needs fixing\n"
+	       "  sim campaign|replay|fabric ...\n"
+	       "                           the SRD core on the network simulator\n"
+	       "                           (softefa sim --help)\n"
+	       "  --version                print the version\n"
+	       "The SOFTEFA_* variables are in docs/configuration.md.\n");
 	return f == stderr ? 2 : 0;
 }
 
@@ -164,12 +171,26 @@ static int setup_env(char *libdir, size_t cap, const char **sysfs, bool quiet_co
 	return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* Runs argv on softefa's libraries: only returns (127, or 1) when it cannot. */
+static int exec_on_softefa(char **argv)
 {
 	char libdir[PATH_MAX];
 	const char *sysfs;
 	int err;
 
+	err = setup_env(libdir, sizeof(libdir), &sysfs, true);
+	if (err) {
+		fprintf(stderr, "softefa: cannot find the library directory: %s\n", strerror(-err));
+		return 1;
+	}
+	tools_on_path();
+	execvp(argv[0], argv);
+	fprintf(stderr, "softefa: %s: %s\n", argv[0], strerror(errno));
+	return 127;
+}
+
+static int cmd_run(int argc, char **argv)
+{
 	if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
 		printf("usage: softefa run [--] CMD [ARGS...]\n"
 		       "  runs CMD on softefa's libibverbs and libefa (LD_LIBRARY_PATH), with\n"
@@ -184,15 +205,74 @@ static int cmd_run(int argc, char **argv)
 	if (argc < 1)
 		return tool_arg_error("softefa run",
 		                      "no command to run (softefa run [--] CMD [ARGS...])");
-	err = setup_env(libdir, sizeof(libdir), &sysfs, true);
-	if (err) {
-		fprintf(stderr, "softefa: cannot find the library directory: %s\n", strerror(-err));
-		return 1;
+	return exec_on_softefa(argv);
+}
+
+#define TRACE_CMD "softefa trace"
+
+static int trace_usage(void)
+{
+	printf("usage: softefa trace [-o FILE] [--] CMD [ARGS...]\n"
+	       "  runs CMD as softefa run does, with SOFTEFA_TRACE=FILE: every datagram its\n"
+	       "  engines send and receive goes to FILE, a pcap that tcpdump, tshark and\n"
+	       "  Wireshark read (tools/wireshark/softefa.lua decodes softefa in it)\n"
+	       "  -o FILE   where (default softefa-%%p.pcap here); %%p is the process id, so\n"
+	       "            each process CMD starts that uses a device writes its own file\n");
+	return 0;
+}
+
+/*
+ * The trace file as SOFTEFA_TRACE gets it: absolute, so a program that changes its
+ * directory still writes where the user asked. 0, or the usage error's 2.
+ */
+static int trace_path(const char *file, char *out, size_t cap)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (file[0] == '/')
+		n = snprintf(out, cap, "%s", file);
+	else if (getcwd(cwd, sizeof(cwd)))
+		n = snprintf(out, cap, "%s/%s", cwd, file);
+	else
+		return tool_arg_error(TRACE_CMD, "-o %s: the current directory is unknown (%s)",
+		                      file, strerror(errno));
+	if (n < 0 || (size_t)n >= cap || (size_t)n >= SEFA_PATH_MAX)
+		return tool_arg_error(TRACE_CMD, "-o %s: longer than %d bytes", file,
+		                      SEFA_PATH_MAX - 1);
+	return 0;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+	const char *file = "softefa-%p.pcap";
+	char path[PATH_MAX];
+	int i = 0, rc;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return trace_usage();
+		if (strcmp(argv[i], "-o") && strcmp(argv[i], "--output"))
+			return tool_arg_error(TRACE_CMD, "unknown argument '%s'", argv[i]);
+		if (i + 1 >= argc || !argv[i + 1][0])
+			return tool_arg_error(TRACE_CMD, "%s needs a file name", argv[i]);
+		file = argv[++i];
 	}
-	tools_on_path();
-	execvp(argv[0], argv);
-	fprintf(stderr, "softefa: %s: %s\n", argv[0], strerror(errno));
-	return 127;
+	if (i >= argc)
+		return tool_arg_error(
+		    TRACE_CMD, "no command to run (softefa trace [-o FILE] [--] CMD [ARGS...])");
+	rc = trace_path(file, path, sizeof(path));
+	if (rc)
+		return rc;
+	setenv("SOFTEFA_TRACE", path, 1);
+	/* The library puts the pid in for %p; CMD keeps this process's, so it is known. */
+	fprintf(stderr, "%s: datagrams to %s%s%d\n", TRACE_CMD, path,
+	        strstr(path, "%p") ? " with %p = " : ", pid ", (int)getpid());
+	return exec_on_softefa(argv + i);
 }
 
 static int cmd_env(void)
@@ -291,6 +371,8 @@ int main(int argc, char **argv)
 		       argv[1]);
 		return 0;
 	}
+	if (!strcmp(argv[1], "trace"))
+		return cmd_trace(argc - 2, argv + 2);
 	if ((!strcmp(argv[1], "env") || !strcmp(argv[1], "info")) && argc > 2)
 		return tool_arg_error("softefa", "%s takes no arguments ('%s')", argv[1], argv[2]);
 	if (!strcmp(argv[1], "env"))

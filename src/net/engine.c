@@ -29,6 +29,8 @@ static bool engine_free(struct net_engine *e)
 	net_ud_fini(e);
 	net_stats_close(e);
 	net_sock_close_all(&e->sock);
+	/* Nothing more is sent: the device's traffic is in the file once it is closed. */
+	net_trace_sync(e->trace);
 	net_peer_free_all(e);
 	free(e->eps);
 	net_rx_fini(e);
@@ -121,6 +123,7 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 	if (err)
 		goto fail;
 	net_offload_setup(&e->sock, cfg->offload, &e->tx.gso, &gro);
+	e->trace = net_trace_get(cfg);
 	err = net_rx_init(e, gro);
 	if (err)
 		goto fail;

@@ -15,7 +15,7 @@
  *   ud.c          UD messages in datagrams and pieces
  *   tx.c          the transmit batch: slots, flush by path, GSO, fault hooks
  *   timer.c       the timerfd the progress thread sleeps on
- *   peer.c, sock.c, stats.c, counters.c, addr.c
+ *   peer.c, sock.c, stats.c, counters.c, addr.c, trace.c (SOFTEFA_TRACE's pcap)
  */
 #ifndef SOFTEFA_NET_ENGINE_IMPL_H
 #define SOFTEFA_NET_ENGINE_IMPL_H
@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "engine.h"
+#include "trace.h"
 #include "../srd/auth.h"
 #include "../srd/ud_reasm.h"
 #include "../util/config.h"
@@ -221,6 +222,9 @@ struct net_engine {
 	/* engine.c makes the authenticator (NULL with SOFTEFA_AUTH=0); tx.c seals every
 	 * datagram with it, rx.c opens every datagram with it before anything else. */
 	struct srd_auth *auth;
+	/* engine.c takes the process's trace (NULL: SOFTEFA_TRACE off, the default); tx.c
+	 * and rx.c record every datagram sent and received in it, behind one test of it. */
+	struct net_trace *trace;
 
 	struct net_sock sock;
 	struct net_peers peers;

@@ -209,6 +209,16 @@ static int rx_open(struct net_engine *e, const uint8_t *pkt, size_t *len,
 	return 0;
 }
 
+/* SOFTEFA_TRACE: a datagram received (whole, trailer and all), from `from` to our
+ * receive socket. Out of line and cold: with tracing off all the data path pays is
+ * the test. */
+__attribute__((cold, noinline)) static void trace_received(struct net_engine *e,
+                                                           const struct sockaddr_in *from,
+                                                           const struct iovec *iov, size_t niov)
+{
+	net_trace_dgram(e->trace, from, &e->sock.local, iov, niov);
+}
+
 /* One datagram, by its type: SRD to the core, UD (whole, or once its pieces are). */
 static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
                         const struct sockaddr_in *from)
@@ -219,6 +229,8 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	struct srd_addr a;
 	int err;
 
+	if (e->trace)
+		trace_received(e, from, &(struct iovec){(void *)pkt, len}, 1);
 	c->rx_pkts++;
 	c->rx_bytes += len;
 	err = rx_open(e, pkt, &len, from);
@@ -312,6 +324,21 @@ static ssize_t direct_peek(struct net_engine *e, struct srd_data_hdr *h, struct 
 	return n;
 }
 
+/* The trace of a datagram received in place: its header, then its payload in the
+ * application's memory, got bytes in all. */
+__attribute__((cold, noinline)) static void trace_direct(struct net_engine *e,
+                                                         const struct sockaddr_in *from,
+                                                         const struct iovec *iov, size_t got)
+{
+	struct iovec parts[2] = {iov[0], iov[1]};
+
+	if (parts[0].iov_len > got)
+		parts[0].iov_len = got;
+	if (parts[1].iov_len > got - parts[0].iov_len)
+		parts[1].iov_len = got - parts[0].iov_len;
+	trace_received(e, from, parts, 2);
+}
+
 /* Receives the next datagram in place if it is a large RDMA one (locked): 1 when it
  * did, 0 when it must be read the ordinary way, -1 when the socket is empty. */
 static int rx_direct(struct net_engine *e)
@@ -350,6 +377,8 @@ static int rx_direct(struct net_engine *e)
 		return -1;
 	e->rx.now = sefa_now_ns();
 	c->rx_pkts++;
+	if (e->trace && got > 0)
+		trace_direct(e, &from, iov, (size_t)got);
 	if (got != n || memcmp(peeked, e->rx.hdr, hl) ||
 	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
 	    from.sin_port != peeked_from.sin_port) {
@@ -398,6 +427,12 @@ static unsigned rx_batches(struct net_engine *e)
 			/* A datagram larger than any valid packet arrives truncated: drop it. */
 			if (m->msg_hdr.msg_flags & MSG_TRUNC ||
 			    m->msg_hdr.msg_namelen != sizeof(struct sockaddr_in)) {
+				/* (What was read of it, in the trace: the engine saw that.) */
+				if (e->trace &&
+				    m->msg_hdr.msg_namelen == sizeof(struct sockaddr_in))
+					trace_received(
+					    e, &e->rx.addr[i],
+					    &(struct iovec){e->rx.iov[i].iov_base, m->msg_len}, 1);
 				net_ctr(e)->rx_pkts++;
 				net_ctr(e)->rx_malformed++;
 				continue;

@@ -104,9 +104,20 @@ static uint32_t fault_pct(struct net_engine *e)
 	return (uint32_t)sefa_below(&e->tx.fault.rng, 100);
 }
 
-static void send_one(struct net_engine *e, int fd, struct msghdr *m)
+/* SOFTEFA_TRACE: a datagram that left by path, as it went on the wire. Out of line
+ * and cold: with tracing off (the default) all the data path pays is the test. */
+__attribute__((cold, noinline)) static void trace_sent(struct net_engine *e, unsigned path,
+                                                       const struct msghdr *m)
 {
-	ssize_t n = sendmsg(fd, m, 0);
+	struct sockaddr_in src = e->sock.local;
+
+	src.sin_port = htons((uint16_t)(e->sock.base_port + path));
+	net_trace_dgram(e->trace, &src, m->msg_name, m->msg_iov, m->msg_iovlen);
+}
+
+static void send_one(struct net_engine *e, unsigned path, struct msghdr *m)
+{
+	ssize_t n = sendmsg(e->sock.fds[path], m, 0);
 
 	net_ctr(e)->tx_syscalls++;
 
@@ -115,6 +126,8 @@ static void send_one(struct net_engine *e, int fd, struct msghdr *m)
 	} else {
 		net_ctr(e)->tx_pkts++;
 		net_ctr(e)->tx_bytes += (uint64_t)n;
+		if (e->trace)
+			trace_sent(e, path, m);
 	}
 }
 
@@ -125,7 +138,7 @@ static void send_one(struct net_engine *e, int fd, struct msghdr *m)
  * as often, byte 33, in a data packet the offset's (a copy naming bytes 64 KiB away:
  * another packet's place, maybe one already received).
  */
-static void send_corrupted(struct net_engine *e, int fd, const struct msghdr *m)
+static void send_corrupted(struct net_engine *e, unsigned path, const struct msghdr *m)
 {
 	size_t len = gather(m, e->tx.fault.corrupt_buf);
 	struct iovec iov = {e->tx.fault.corrupt_buf, len};
@@ -136,7 +149,7 @@ static void send_corrupted(struct net_engine *e, int fd, const struct msghdr *m)
 
 	e->tx.fault.corrupt_buf[len > 64 && fault_pct(e) < 50 ? 33 : len / 2] ^= 0x01;
 	net_ctr(e)->fault_corrupts++;
-	send_one(e, fd, &cm);
+	send_one(e, path, &cm);
 }
 
 /*
@@ -148,7 +161,7 @@ static void flush_with_faults(struct net_engine *e)
 {
 	for (unsigned i = 0; i < e->tx.n; i++) {
 		struct msghdr *m = &e->tx.msgs[i].msg_hdr;
-		int fd = e->sock.fds[e->tx.path[i]];
+		unsigned path = e->tx.path[i];
 
 		if (fault_pct(e) < e->tx.fault.drop) {
 			net_ctr(e)->fault_drops++;
@@ -163,11 +176,11 @@ static void flush_with_faults(struct net_engine *e)
 		}
 		/* (Drawn only when set: the other hooks' runs replay by their seed as before.) */
 		if (e->tx.fault.corrupt && fault_pct(e) < e->tx.fault.corrupt)
-			send_corrupted(e, fd, m);
-		send_one(e, fd, m);
+			send_corrupted(e, path, m);
+		send_one(e, path, m);
 		if (fault_pct(e) < e->tx.fault.dup) {
 			net_ctr(e)->fault_dups++;
-			send_one(e, fd, m);
+			send_one(e, path, m);
 		}
 		if (e->tx.fault.held_len) {
 			struct iovec iov = {e->tx.fault.held, e->tx.fault.held_len};
@@ -176,7 +189,7 @@ static void flush_with_faults(struct net_engine *e)
 			                    .msg_iov = &iov,
 			                    .msg_iovlen = 1};
 
-			send_one(e, e->sock.fds[e->tx.fault.held_path], &hm);
+			send_one(e, e->tx.fault.held_path, &hm);
 			e->tx.fault.held_len = 0;
 		}
 	}
@@ -271,6 +284,17 @@ static unsigned gso_fold(struct net_engine *e, struct mmsghdr *msgs, unsigned cn
 	return nout;
 }
 
+/* SOFTEFA_TRACE: the datagrams of n units that left, each GSO run's segment by
+ * segment, as the kernel cut them. */
+__attribute__((cold, noinline)) static void trace_units(struct net_engine *e, unsigned path,
+                                                        const struct mmsghdr *msgs,
+                                                        const struct tx_unit *units, int n)
+{
+	for (int k = 0; k < n; k++)
+		for (unsigned s = 0; s < units[k].segs; s++)
+			trace_sent(e, path, &msgs[units[k].first + s].msg_hdr);
+}
+
 /* One sendmmsg per path, for the datagrams of one path in batch order. */
 static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
 {
@@ -317,6 +341,8 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 				if (units[i + k].segs > 1)
 					c->tx_gso_sends++;
 			}
+			if (e->trace)
+				trace_units(e, path, msgs, units + i, n);
 		}
 		i += (unsigned)n;
 	}

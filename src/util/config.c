@@ -173,6 +173,7 @@ static bool load_dirs(struct sefa_config *c)
 		def_sysfs[0] = '\0';
 	ok &= env_path("SOFTEFA_SYSFS_DIR", def_sysfs, c->sysfs_dir, sizeof(c->sysfs_dir));
 	ok &= env_path("SOFTEFA_KEY_FILE", "", c->key_file, sizeof(c->key_file));
+	ok &= env_path("SOFTEFA_TRACE", "", c->trace, sizeof(c->trace));
 	return ok;
 }
 
@@ -193,6 +194,7 @@ static const struct text_var text_vars[] = {
     {"SOFTEFA_RUN_DIR", NULL, "a directory private to you"},
     {"SOFTEFA_SYSFS_DIR", NULL, "a directory private to you"},
     {"SOFTEFA_KEY_FILE", NULL, "a file of yours, mode 0600 or 0400"},
+    {"SOFTEFA_TRACE", "(none: off)", "a file to write a pcap to; %p: the process id"},
     {"SOFTEFA_LIBDIR", "<softefa>/../lib/softefa", "a directory (softefa run)"},
     {"SOFTEFA_REAL_RDMA", "/sbin/rdma ... (found)", "a program, or none"},
     {"SOFTEFA_TEST_SEED", "the clock", "a number (test programs)"},

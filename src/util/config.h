@@ -59,6 +59,7 @@ struct sefa_config {
 	bool auth;                     /* SOFTEFA_AUTH: authenticate every datagram */
 	char key_file[SEFA_PATH_MAX];  /* SOFTEFA_KEY_FILE: the shared secret; "" = the
 	                                * run directory's, made on first use */
+	char trace[SEFA_PATH_MAX];     /* SOFTEFA_TRACE: a pcap of every datagram; "" = off */
 	struct sefa_limits lim;
 };
 

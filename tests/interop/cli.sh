@@ -33,6 +33,13 @@ expect 2 "info takes no arguments ('x')" info x
 expect 0 "^usage: softefa run" run --help
 expect 0 "^usage: softefa env" env --help
 expect 0 "^usage: softefa info" info -h
+expect 2 "no command to run (softefa trace" trace
+expect 2 "no command to run (softefa trace" trace -o "$LOGDIR/t.pcap" --
+expect 2 "-o needs a file name" trace -o
+expect 2 "-o needs a file name" trace -o "" -- true
+expect 2 "unknown argument '--fast'" trace --fast -- true
+expect 0 "^usage: softefa trace" trace --help
+expect 0 "^  trace \[-o FILE\]" --help
 expect 2 "--iters '-5' is not a number" demo --iters -5
 expect 2 "--iters 0 is out of range" demo --iters 0
 expect 2 "--iters needs a value" demo --iters
@@ -63,7 +70,7 @@ expect 2 "--hosts 7 over --leaves 2" sim fabric permutation --hosts 7 --leaves 2
 expect 2 "unknown argument '--speed'" sim fabric incast --speed 3
 expect 0 "^usage: softefa sim campaign" sim fabric permutation --help
 # No error prints the whole usage in place of its reason.
-for args in "bogus" "run" "demo --iters -5" "sim replay --seed -1" "sim fabric bogus" \
+for args in "bogus" "run" "trace -o" "demo --iters -5" "sim replay --seed -1" "sim fabric bogus" \
 	"stats --watch 0" "config --all"; do
 	# shellcheck disable=SC2086 # the words are the arguments
 	if timeout 60 "$SOFTEFA" $args 2>&1 | grep -q "^usage:"; then

@@ -128,7 +128,8 @@ if ! (umask 077 && make -C "$SRC" --no-print-directory install BUILD="$BUILD" PR
 fi
 for f in lib/softefa/libibverbs.so.1 lib/softefa/libefa.so.1 lib/softefa/libibverbs.so \
 	lib/softefa/libefa.so bin/softefa libexec/softefa/rdma include/softefa/infiniband/efadv.h \
-	lib/pkgconfig/softefa.pc share/man/man1/softefa.1 share/man/man7/softefa-config.7; do
+	lib/pkgconfig/softefa.pc share/man/man1/softefa.1 share/man/man7/softefa-config.7 \
+	share/softefa/wireshark/softefa.lua share/doc/softefa/install.md; do
 	[ -e "$X/$f" ] || fail "make install: no $f"
 done
 stray=$(find "$X" -name 'lib*.so*' ! -path "$X/lib/softefa/*")

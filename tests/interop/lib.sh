@@ -43,18 +43,25 @@ wait_listen() {
 	return 1
 }
 
+# split_at_dashes WORDS...: the words before the first "--" in BEFORE, those after
+# it in AFTER (a pair's server and client commands).
+split_at_dashes() {
+	BEFORE=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		BEFORE+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	AFTER=("$@")
+}
+
 # run_pair NAME TIMEOUT PORT SERVER_CMD... -- CLIENT_CMD...
 # Starts the server, waits for its port, runs the client; both must exit 0.
 run_pair() {
 	local name=$1 tmo=$2 port=$3
 	shift 3
-	local srv=() cli=()
-	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
-		srv+=("$1")
-		shift
-	done
-	shift
-	cli=("$@")
+	split_at_dashes "$@"
+	local srv=("${BEFORE[@]}") cli=("${AFTER[@]}")
 	timeout "$tmo" "$SOFTEFA" run -- "${srv[@]}" >"$LOGDIR/$name.srv" 2>&1 &
 	local spid=$!
 	if ! wait_listen "$port"; then

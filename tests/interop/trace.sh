@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# SOFTEFA_TRACE and `softefa trace` (docs/trace.md), read back by tshark with
+# tools/wireshark/softefa.lua: perftest SRD send and read, UD whole and in pieces,
+# RDMA write and write-with-immediate (bench/rr), SACKs, NAKs and duplicates under the
+# fault hooks, GSO and GRO (test_srd_verbs). Each side of a pair has a run directory
+# of its own (one key file between them), so its device counters are its own, and
+# every trace must hold exactly the datagrams they counted, decoded without a fault,
+# with the sizes, qkeys and QPNs the programs used. Then: no file without the
+# variable, a symbolic link refused, one file per process.
+. "$(dirname "$0")/lib.sh"
+need tshark tshark
+need ib_send_lat perftest
+need ib_read_lat perftest
+need ib_send_bw perftest
+need flock util-linux
+: "${RR:?RR must point at build/bin/rr}"
+: "${SRD_VERBS:?SRD_VERBS must point at build/bin/test_srd_verbs}"
+LUA=$(cd "$(dirname "$0")/../../tools/wireshark" && pwd)/softefa.lua
+CHECK=$(dirname "$0")/trace_check.py
+KEY=$LOGDIR/auth.key
+(umask 077 && od -An -N32 -tx1 /dev/urandom | tr -d ' \n' >"$KEY")
+export SOFTEFA_KEY_FILE=$KEY
+unset SOFTEFA_TRACE
+
+# tshark with the dissector; as root Debian's init.lua lets it run (run_user_scripts_
+# when_superuser), and the heuristic goes first so no other port's dissector wins.
+tsh() {
+	timeout 120 tshark -X "lua_script:$LUA" -o udp.try_heuristic_first:TRUE \
+		-o ip.check_checksum:TRUE "$@" 2>"$LOGDIR/tshark.err"
+}
+
+# A counter of the device as its engine left it: the run directory's sums are that
+# process's alone (docs/sysfs.md).
+counter() { # RUN_DIR NAME
+	cat "$1/sysfs/counters/127.0.0.1/efa_0/$2" 2>/dev/null || echo missing
+}
+
+# check NAME PCAP RUN_DIR LOG [trace_check.py options]: the trace against its engine,
+# and the records LOG says the trace dropped.
+check() {
+	local name=$1 pcap=$2 run=$3 log=$4 fields=() f out dropped
+	shift 4
+	dropped=$(sed -n 's/.*SOFTEFA_TRACE: \([0-9]*\) datagrams are not in.*/\1/p' "$log" | head -1)
+	for f in $(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$(dirname "$CHECK")'); import trace_check; print(' '.join(trace_check.FIELDS))"); do
+		fields+=(-e "$f")
+	done
+	if [ ! -s "$pcap" ]; then
+		fail "$name: no trace at $pcap"
+		return 1
+	fi
+	if out=$(tsh -r "$pcap" -T fields -E occurrence=a "${fields[@]}" |
+		/usr/bin/python3 "$CHECK" "$name" --tx "$(counter "$run" tx_pkts)" \
+			--rx "$(counter "$run" rx_pkts)" --tx-bytes "$(counter "$run" tx_bytes)" \
+			--rx-bytes "$(counter "$run" rx_bytes)" --dropped "${dropped:-0}" "$@"); then
+		pass "$out"
+	else
+		fail "$name: $out $(head -3 "$LOGDIR/tshark.err")"
+	fi
+}
+
+# The engine's base port and QPN, and the peer's QPN, from perftest's address lines
+# ("local address: ... QPN 0x0002 ..." and its "GID: 254:128:94:250:00:01:HI:LO:...").
+perftest_ids() { # LOG -> "PORT LOCAL_QPN:REMOTE_QPN"
+	/usr/bin/python3 - "$1" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+qpn = re.findall(r"(local|remote) address:.*?QPN (0x[0-9a-fA-F]+)", text)
+gid = re.search(r"local address:.*\n\s*GID: ([0-9:]+)", text)
+if len(qpn) >= 2 and gid:
+    g = [int(x) for x in gid.group(1).split(":")]
+    print(g[6] * 256 + g[7], f"{int(qpn[0][1], 16)}:{int(qpn[1][1], 16)}")
+EOF
+}
+
+# traced_pair NAME TIMEOUT PORT SERVER_CMD... -- CLIENT_CMD...: the server under
+# `softefa trace -o`, the client with SOFTEFA_TRACE, each in its run directory
+# $LOGDIR/NAME.{srv,cli}.run, its trace $LOGDIR/NAME.{srv,cli}.pcap. Variables set
+# for the call (SOFTEFA_AUTH, SOFTEFA_MTU, the fault hooks) reach both.
+traced_pair() {
+	local name=$1 tmo=$2 port=$3 spid crc src
+	shift 3
+	split_at_dashes "$@"
+	local srv=("${BEFORE[@]}") cli=("${AFTER[@]}")
+	SOFTEFA_RUN_DIR=$LOGDIR/$name.srv.run timeout "$tmo" "$SOFTEFA" trace \
+		-o "$LOGDIR/$name.srv.pcap" -- "${srv[@]}" >"$LOGDIR/$name.srv" 2>&1 &
+	spid=$!
+	if ! wait_listen "$port"; then
+		fail "$name: server never listened: $(cat "$LOGDIR/$name.srv")"
+		kill $spid 2>/dev/null
+		return 1
+	fi
+	SOFTEFA_RUN_DIR=$LOGDIR/$name.cli.run SOFTEFA_TRACE=$LOGDIR/$name.cli.pcap \
+		timeout "$tmo" "$SOFTEFA" run -- "${cli[@]}" >"$LOGDIR/$name.cli" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		fail "$name: client rc=$crc server rc=$src"
+		echo "--- server"; cat "$LOGDIR/$name.srv"
+		echo "--- client"; cat "$LOGDIR/$name.cli"
+		return 1
+	fi
+	return 0
+}
+
+# perftest_pair NAME CMD...: a perftest pair traced, both sides checked with their
+# ports and QPNs; the options for trace_check.py after "--".
+perftest_pair() {
+	local name=$1 p side port qpn
+	shift
+	split_at_dashes "$@"
+	local cmd=("${BEFORE[@]}") opts=("${AFTER[@]}")
+	p=$(free_port)
+	traced_pair "$name" 120 "$p" "${cmd[@]}" -p "$p" -- "${cmd[@]}" -p "$p" 127.0.0.1 || return 1
+	for side in srv cli; do
+		read -r port qpn <<<"$(perftest_ids "$LOGDIR/$name.$side")"
+		if [ -z "$port" ]; then
+			fail "$name.$side: no address line in perftest's output"
+			continue
+		fi
+		check "$name.$side" "$LOGDIR/$name.$side.pcap" "$LOGDIR/$name.$side.run" \
+			"$LOGDIR/$name.$side" --own-port "$port" --qpn "$qpn" "${opts[@]}"
+	done
+}
+
+# rr_pair NAME MODE: an RDMA write ping-pong of bench/rr, both sides traced.
+rr_pair() {
+	local name=$1 mode=$2 p side
+	shift 2
+	p=$(free_port)
+	traced_pair "$name" 120 "$p" "$RR" server --srd "$mode" --port "$p" --size 64 -- \
+		"$RR" client --srd "$mode" --port "$p" --host 127.0.0.1 --size 64 --count 100 ||
+		return 1
+	for side in srv cli; do
+		check "$name.$side" "$LOGDIR/$name.$side.pcap" "$LOGDIR/$name.$side.run" \
+			"$LOGDIR/$name.$side" "$@"
+	done
+}
+
+SRD_QKEY=0x11111111 # perftest's and rr's
+
+perftest_pair srd_send ib_send_lat -d efa_0 -c SRD -x 0 -n 200 -s 64 -- \
+	--auth 1 --size 64 --qkey $SRD_QKEY --want data,ack,send,hello,ride,ack_host
+grep -q "^softefa trace: datagrams to $LOGDIR/srd_send.srv.pcap, pid [0-9]*$" "$LOGDIR/srd_send.srv" &&
+	pass "softefa trace says where the datagrams go" ||
+	fail "softefa trace did not say where: $(head -2 "$LOGDIR/srd_send.srv")"
+perftest_pair srd_read ib_read_lat -d efa_0 -c SRD -x 0 -n 100 -s 64 -- \
+	--auth 1 --size 64 --want read_req,read_resp,ack
+SOFTEFA_AUTH=0 perftest_pair ud_noauth ib_send_lat -d efa_0 -c UD -x 0 -n 100 -s 64 -- \
+	--auth 0 --size 64 --qkey $SRD_QKEY --want ud
+SOFTEFA_MTU=1500 perftest_pair ud_pieces ib_send_lat -d efa_0 -c UD -x 0 -n 50 -s 4000 -- \
+	--auth 1 --size 4000 --qkey $SRD_QKEY --want piece
+rr_pair rdma_write --write-lat --auth 1 --size 64 --want write,ack
+rr_pair rdma_write_imm --imm-lat --auth 1 --size 64 --want write_imm
+# Losses of order and copies on the client's sends, a receiver short of receives: acks
+# with SACK blocks, RNR NAKs and DUP. The fault hooks send datagram by datagram.
+p=$(free_port)
+if SOFTEFA_FAULT_REORDER=10 SOFTEFA_FAULT_DUP=5 traced_pair faults 120 "$p" \
+	ib_send_bw -d efa_0 -c SRD -x 0 -n 300 -s 4096 -r 2 -p "$p" -- \
+	ib_send_bw -d efa_0 -c SRD -x 0 -n 300 -s 4096 -p "$p" 127.0.0.1; then
+	for side in srv cli; do
+		read -r port qpn <<<"$(perftest_ids "$LOGDIR/faults.$side")"
+		check "faults.$side" "$LOGDIR/faults.$side.pcap" "$LOGDIR/faults.$side.run" \
+			"$LOGDIR/faults.$side" --own-port "$port" --size 4096 --want sack,nak_rnr,dup
+	done
+fi
+
+# GSO runs and GRO batches: test_srd_verbs checks that its stream made both; the trace
+# must hold them as the datagrams they were (a batch kept whole would count one, and
+# would not decode). One engine carries both ends: every datagram is in twice.
+# (It makes a run directory of its own: the sums are found through SOFTEFA_SYSFS_DIR.)
+mkdir -p "$LOGDIR/verbs/sysfs"
+if SOFTEFA_SYSFS_DIR=$LOGDIR/verbs/sysfs SOFTEFA_TRACE=$LOGDIR/verbs.pcap \
+	timeout 300 "$SRD_VERBS" >"$LOGDIR/verbs.log" 2>&1; then
+	check gso_gro "$LOGDIR/verbs.pcap" "$LOGDIR/verbs" "$LOGDIR/verbs.log" --auth 1 \
+		--want send,ack
+else
+	fail "test_srd_verbs under SOFTEFA_TRACE: $(tail -5 "$LOGDIR/verbs.log")"
+fi
+
+# Off by default: no file anywhere it could have gone.
+mkdir -p "$LOGDIR/untraced" && cd "$LOGDIR/untraced" || exit 1
+p=$(free_port)
+if SOFTEFA_RUN_DIR=$LOGDIR/untraced.run run_pair untraced 60 "$p" \
+	ib_send_lat -d efa_0 -c UD -x 0 -n 20 -p "$p" -- ib_send_lat -d efa_0 -c UD -x 0 -n 20 -p "$p" 127.0.0.1; then
+	left=$(find "$LOGDIR/untraced" "$LOGDIR/untraced.run" -name '*.pcap')
+	[ -z "$left" ] && pass "SOFTEFA_TRACE unset: no trace written" ||
+		fail "SOFTEFA_TRACE unset, yet: $left"
+fi
+cd - >/dev/null || exit 1
+
+# A symbolic link is refused, said once, and what it points at is left alone; the
+# program runs untraced.
+echo "not a trace" >"$LOGDIR/target"
+ln -s "$LOGDIR/target" "$LOGDIR/link.pcap"
+out=$(SOFTEFA_RUN_DIR=$LOGDIR/link.run timeout 60 "$SOFTEFA" trace -o "$LOGDIR/link.pcap" -- ibv_devinfo 2>&1 >/dev/null)
+rc=$?
+if [ $rc = 0 ] && [ "$(grep -c "cannot trace there: it is a symbolic link; tracing is off" <<<"$out")" = 1 ] &&
+	[ "$(cat "$LOGDIR/target")" = "not a trace" ]; then
+	pass "a symbolic link is refused once, its target untouched"
+else
+	fail "SOFTEFA_TRACE at a symbolic link: rc=$rc, target '$(cat "$LOGDIR/target")': $out"
+fi
+# Two processes named the same file without %p: the second keeps off it, says so.
+exec 9>"$LOGDIR/shared.pcap"
+flock -x 9 2>/dev/null || true
+out=$(SOFTEFA_RUN_DIR=$LOGDIR/shared.run SOFTEFA_TRACE=$LOGDIR/shared.pcap timeout 60 "$SOFTEFA" run -- ibv_devinfo 2>&1 >/dev/null)
+exec 9>&-
+grep -q "another process traces into it" <<<"$out" &&
+	pass "a trace file in use by another process is refused" ||
+	fail "a locked trace file was not refused: $out"
+
+finish
