@@ -283,8 +283,12 @@ static struct net_trace *trace_new(const struct sefa_config *cfg)
 		err = t->fd;
 	if (!err)
 		err = -pthread_create(&t->writer, NULL, writer_main, t);
-	if (!err)
+	if (!err) {
+		/* Never joined: at exit the buffers are flushed by whoever exits, and the
+		 * writer may be asleep or gone (TSan called a finished one a leak). */
+		pthread_detach(t->writer);
 		return t;
+	}
 	/* The file named once: the variable's value, and what %p made of it if anything. */
 	sefa_log(SEFA_LOG_ERROR, "SOFTEFA_TRACE=%s%s%s%s: cannot trace there: %s; tracing is off",
 	         cfg->trace, t && strcmp(t->path, cfg->trace) ? " (" : "",
