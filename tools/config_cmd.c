@@ -46,7 +46,7 @@ int tool_config(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			printf("usage: softefa config [--json]\n"
 			       "  every SOFTEFA_* variable: its value, default, range and source\n"
-			       "  (environment or default); docs/configuration.md says what each "
+			       "  (environment or default); man 7 softefa-config says what each "
 			       "does\n");
 			return 0;
 		} else {

@@ -55,7 +55,7 @@ static int usage(FILE *f)
 	       "                           the SRD core on the network simulator\n"
 	       "                           (softefa sim --help)\n"
 	       "  --version                print the version\n"
-	       "The SOFTEFA_* variables are in docs/configuration.md.\n");
+	       "The SOFTEFA_* variables: man 7 softefa-config (docs/configuration.md).\n");
 	return f == stderr ? 2 : 0;
 }
 

@@ -284,7 +284,7 @@ static void say_unknown_names(void)
 			sefa_log_config("%s is not a softefa variable: ignored (%s?)", name, near);
 		else
 			sefa_log_config(
-			    "%s is not a softefa variable: ignored (docs/configuration.md)", name);
+			    "%s is not a softefa variable: ignored (man 7 softefa-config)", name);
 	}
 }
 
