@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../src/util/config.h"
 #include "tool.h"
 
 static int problems;
@@ -36,13 +37,6 @@ static void say(int ok, const char *what, const char *fmt, ...)
 	problems += !ok;
 }
 
-static unsigned long env_num(const char *name, unsigned long dflt)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoul(v, NULL, 0) : dflt;
-}
-
 /* Binds a UDP socket to ip:port: 0 or the errno. */
 static int try_bind(struct in_addr ip, unsigned port)
 {
@@ -57,22 +51,36 @@ static int try_bind(struct in_addr ip, unsigned port)
 	return err;
 }
 
+/*
+ * Every variable parsed as the library parses it (src/util/config.c, which says on
+ * stderr what is wrong with each): one it cannot use lists no device, and the checks
+ * that read the settings would judge values the library never takes.
+ */
+static bool check_settings(void)
+{
+	if (sefa_config_valid()) {
+		say(1, "settings", "every SOFTEFA_* value can be used");
+		return true;
+	}
+	say(0, "settings",
+	    "a SOFTEFA_* value cannot be used (stderr says which), so no device is listed: fix or unset "
+	    "it (man 7 softefa-config); the network checks wait for it");
+	return false;
+}
+
 /* The address, the ports of every device's paths, and the interface's MTU. */
 static void check_net(void)
 {
-	const char *text = getenv("SOFTEFA_ADDR") ? getenv("SOFTEFA_ADDR") : "127.0.0.1";
-	unsigned long port = env_num("SOFTEFA_PORT", 0), paths = env_num("SOFTEFA_PATHS", 8);
-	unsigned long ndevs = env_num("SOFTEFA_DEVICES", 1), mtu = env_num("SOFTEFA_MTU", 0);
+	const struct sefa_config *c = sefa_config_get();
+	const char *text = getenv("SOFTEFA_ADDR") && *getenv("SOFTEFA_ADDR")
+	                       ? getenv("SOFTEFA_ADDR")
+	                       : "127.0.0.1";
+	unsigned long port = c->port, paths = c->paths, ndevs = c->ndevs, mtu = c->mtu;
 	struct ifaddrs *ifs = NULL;
 	const char *ifname = NULL;
-	struct in_addr ip;
+	struct in_addr ip = c->addr;
 	int err;
 
-	if (inet_pton(AF_INET, text, &ip) != 1 || ip.s_addr == 0) {
-		say(0, "address", "SOFTEFA_ADDR=%s is not an IPv4 address: set one of `ip -4 addr`",
-		    text);
-		return;
-	}
 	err = try_bind(ip, 0);
 	if (err) {
 		say(0, "address", "SOFTEFA_ADDR=%s cannot be bound (%s): set one of `ip -4 addr`",
@@ -332,7 +340,8 @@ int tool_doctor(int argc, char **argv)
 		                      argv[0]);
 	if (argc == 1)
 		return tool_arg_error("softefa doctor", "no command after '--'");
-	check_net();
+	if (check_settings())
+		check_net();
 	check_files(run, sizeof(run));
 	if (tool_lib_dir(libdir, sizeof(libdir)) == 0) {
 		char real[PATH_MAX];

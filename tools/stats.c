@@ -60,6 +60,8 @@ static int parse_num(int argc, char **argv, int *i, uint64_t min, uint64_t max, 
 
 static int parse(int argc, char **argv, struct opts *o)
 {
+	bool interval = false;
+
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		int rc = 0;
@@ -70,8 +72,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->describe = true;
 		else if (!strcmp(a, "--pid"))
 			rc = parse_num(argc, argv, &i, 1, INT32_MAX, &o->pid);
-		else if (!strcmp(a, "--interval"))
+		else if (!strcmp(a, "--interval")) {
 			rc = parse_num(argc, argv, &i, 1, 3600, &o->interval);
+			interval = true;
+		}
 		else if (!strcmp(a, "--count"))
 			rc = parse_num(argc, argv, &i, 1, 1000000, &o->count);
 		else if (!strcmp(a, "--watch")) {
@@ -91,6 +95,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->count && !o->watch)
 		return tool_arg_error(CMD, "--count goes with --watch");
+	if (interval && o->watch)
+		return tool_arg_error(CMD, "--interval or --watch [SEC], not both");
 	if (o->watch && !o->interval)
 		o->interval = 1;
 	return 0;

@@ -21,13 +21,17 @@ static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static bool env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max, uint64_t *out)
 {
 	const char *v = getenv(name);
+	int err;
 
 	*out = def;
 	if (!v || !*v)
 		return true;
-	if (sefa_parse_u64(v, min, max, out)) {
-		sefa_log_config("%s=%s is not a number in [%llu, %llu]", name, v,
+	err = sefa_parse_u64(v, min, max, out);
+	if (err) {
+		sefa_log_config("%s=%s is %s [%llu, %llu]", name, v,
+		                err == -ERANGE ? "out of the range" : "not a number in",
 		                (unsigned long long)min, (unsigned long long)max);
+		*out = def;
 		return false;
 	}
 	return true;

@@ -48,6 +48,7 @@ expect 0 "^usage: softefa demo" demo --help
 expect 2 "--pid 'abc' is not a number" stats --pid abc
 expect 2 "unknown argument '--all'" stats --all
 expect 2 "--interval 0 is out of range" stats --interval 0
+expect 2 "--interval or --watch \[SEC\], not both" stats --interval 3 --watch --count 1
 expect 2 "--interval 'x' is not a number" stats --interval x
 expect 2 "--interval needs a value" stats --interval
 expect 2 "--watch 0 is out of range" stats --watch 0
@@ -120,6 +121,17 @@ if [ $rc = 1 ] && [ "$(grep -c "^problem  address    SOFTEFA_ADDR=192.0.2.1 cann
 else
 	fail "softefa doctor with SOFTEFA_ADDR=192.0.2.1: exit $rc, $out"
 fi
+# A value the library cannot use (it lists no device) is a problem, not judged as if taken.
+for bad in SOFTEFA_PATHS=100 SOFTEFA_MTU=100 SOFTEFA_AUTH=2; do
+	out=$(env "$bad" timeout 60 "$SOFTEFA" doctor 2>&1)
+	rc=$?
+	if [ $rc = 1 ] && grep -q "^problem  settings" <<<"$out" && grep -q "${bad%%=*}=" <<<"$out" &&
+		! grep -q "^ok       ports" <<<"$out"; then
+		pass "softefa doctor with $bad: exit 1, the value named"
+	else
+		fail "softefa doctor with $bad: exit $rc, $out"
+	fi
+done
 mkdir -p "$LOGDIR/conda/lib" && : >"$LOGDIR/conda/lib/libibverbs.so.1"
 echo 'int main(void) { return 0; }' >"$LOGDIR/p.c"
 cc -o "$LOGDIR/rpath" "$LOGDIR/p.c" -Wl,--disable-new-dtags -Wl,-rpath,"$LOGDIR/conda/lib"
