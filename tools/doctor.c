@@ -63,8 +63,8 @@ static bool check_settings(void)
 		return true;
 	}
 	say(0, "settings",
-	    "a SOFTEFA_* value cannot be used (stderr says which), so no device is listed: fix or unset "
-	    "it (man 7 softefa-config); the network checks wait for it");
+	    "a SOFTEFA_* value cannot be used (stderr says which), so no device is "
+	    "listed: fix or unset it (man 7 softefa-config); the network checks wait");
 	return false;
 }
 

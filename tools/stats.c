@@ -75,8 +75,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		else if (!strcmp(a, "--interval")) {
 			rc = parse_num(argc, argv, &i, 1, 3600, &o->interval);
 			interval = true;
-		}
-		else if (!strcmp(a, "--count"))
+		} else if (!strcmp(a, "--count"))
 			rc = parse_num(argc, argv, &i, 1, 1000000, &o->count);
 		else if (!strcmp(a, "--watch")) {
 			o->watch = true;
