@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../../src/util/clock.h"
+#include "child.h"
 #include "pair.h"
 
 /* The base UDP port a GID names (docs/addressing.md). */
@@ -323,18 +324,15 @@ static void test_exit_in_signal(void)
 	for (int round = 0; round < 20; round++) {
 		unsigned delay = 1000 + (unsigned)(round * 7919) % 20000;
 		uint64_t sig_at = 0, gone_at, t0 = sefa_now_ns();
-		int status = 0, pfd[2];
+		int status = 0, fd;
 		pid_t pid;
 
-		REQUIRE(pipe(pfd) == 0);
-		pid = fork();
+		pid = child_fork_piped(&fd);
 		REQUIRE(pid >= 0);
 		if (pid == 0) {
-			close(pfd[0]);
-			sig_fd = pfd[1];
+			sig_fd = fd;
 			signal_child(delay);
 		}
-		close(pfd[1]);
 		/* Bounded wait: a child that hangs is killed and counted. */
 		while (waitpid(pid, &status, WNOHANG) == 0) {
 			if (sefa_now_ns() - t0 > 20000000000ull) {
@@ -345,9 +343,9 @@ static void test_exit_in_signal(void)
 			usleep(1000);
 		}
 		gone_at = sefa_now_ns();
-		if (read(pfd[0], &sig_at, sizeof(sig_at)) != sizeof(sig_at))
+		if (read(fd, &sig_at, sizeof(sig_at)) != sizeof(sig_at))
 			sig_at = 0;
-		close(pfd[0]);
+		close(fd);
 		if (!sig_at || gone_at - sig_at > 2000000000ull || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0) {
 			fprintf(

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The pcap trace's writer alone (src/net/trace.c, docs/trace.md): teardown that cannot
+ * hang (docs/lifetime.md) when exit() runs in a signal handler that interrupted this
+ * very thread while it copied a large datagram into the trace under its lock, the way
+ * libfabric's stack exits.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../src/net/trace.h"
+#include "../../src/util/clock.h"
+#include "../../src/util/fs.h"
+#include "check.h"
+#include "child.h"
+
+#define DGRAM  65000u
+#define ROUNDS 20
+
+static char dir[] = "/tmp/softefa-test-trace-XXXXXX";
+static struct net_trace *trace;
+static int sig_fd = -1;
+static bool put_in_handler;
+
+/* Says when it came, then tears down as a device close and libfabric's exit do. */
+static void on_alarm(int sig)
+{
+	uint64_t t = sefa_now_ns();
+
+	(void)sig;
+	if (write(sig_fd, &t, sizeof(t)) != sizeof(t))
+		_exit(4);
+	if (put_in_handler)
+		net_trace_put(trace);
+	exit(0);
+}
+
+static struct net_trace *trace_open(void)
+{
+	static struct sefa_config cfg;
+
+	snprintf(cfg.trace, sizeof(cfg.trace), "%s/t-%%p.pcap", dir);
+	return net_trace_get(&cfg);
+}
+
+/* A child: records 65000-byte datagrams without a pause until its signal comes. */
+static void record_until_signal(pid_t parent, unsigned delay_us)
+{
+	static uint8_t payload[DGRAM];
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(4791)};
+	struct iovec iov = {payload, sizeof(payload)};
+	struct sigaction sa = {.sa_handler = on_alarm};
+	struct itimerval it = {.it_value = {0, delay_us}};
+
+	child_bound(parent, 30);
+	a.sin_addr.s_addr = htonl(0x7f000001);
+	trace = trace_open();
+	if (!trace)
+		_exit(3);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (;;)
+		net_trace_dgram(trace, &a, &a, &iov, 1);
+}
+
+/* Whether fd becomes readable within ms (poll's own bound; no sleep). */
+static bool readable_within(int fd, int ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+
+	return poll(&p, 1, ms) == 1;
+}
+
+/* The child's file: private, and headed (its end may be cut: a writer in the middle of
+ * a write when the process ended, from a handler that could not wait for it). */
+static void check_file(pid_t pid, int round)
+{
+	char path[sizeof(dir) + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/t-%d.pcap", dir, (int)pid);
+	if (stat(path, &st)) {
+		fprintf(stderr, "round %d: no file %s\n", round, path);
+		CHECK(!"the trace file is missing");
+		return;
+	}
+	CHECK_EQ(st.st_mode & 0777, 0600);
+	CHECK(st.st_size >= 24);
+	unlink(path);
+}
+
+/*
+ * One round: the child must be gone within 2 s of its signal, with status 0. Time is
+ * kept by poll on a pipe: the signal's report, then the end of the file when the
+ * process (its last holder of the pipe) is gone.
+ */
+static void exit_round(int round, bool put)
+{
+	unsigned delay = 2000 + (unsigned)(round * 7919) % 30000;
+	uint64_t sig_at = 0;
+	int status = 0, fd, rc = -1;
+	char byte;
+	pid_t pid, parent = getpid();
+
+	pid = child_fork_piped(&fd);
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		sig_fd = fd;
+		put_in_handler = put;
+		record_until_signal(parent, delay);
+	}
+	if (readable_within(fd, 10000) && read(fd, &sig_at, sizeof(sig_at)) == 8)
+		rc = readable_within(fd, 2000) ? (int)read(fd, &byte, 1) : -1;
+	if (rc != 0)
+		kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(fd);
+	if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "round %d (%s, signal after %u us): %s, status %#x\n", round,
+		        put ? "device closed in the handler" : "exit in the handler", delay,
+		        sig_at ? "signalled" : "never signalled", status);
+		CHECK(!"a tracing process did not end within 2 s of exit() in its handler");
+	}
+	check_file(pid, round);
+}
+
+int main(void)
+{
+	REQUIRE(mkdtemp(dir));
+	for (int round = 0; round < ROUNDS; round++)
+		exit_round(round, round % 2);
+	sefa_rm_tree(dir);
+	return check_report("test_trace");
+}
