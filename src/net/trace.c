@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -308,7 +309,14 @@ static int writer_start(struct net_trace *t)
 
 	t->stop = false; /* a writer still stopping goes on instead */
 	if (!t->running) {
+		sigset_t all, old;
+
+		/* No signal for the writer: one meant for the process (Ctrl-C) goes to an
+		 * application thread, as for the progress thread (progress.c). */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		err = -pthread_create(&t->writer, NULL, writer_main, t);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		t->running = !err;
 		t->detached = false;
 	}

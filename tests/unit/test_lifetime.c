@@ -18,6 +18,7 @@
 #include "../../src/util/clock.h"
 #include "child.h"
 #include "pair.h"
+#include "threads.h"
 
 /* The base UDP port a GID names (docs/addressing.md). */
 static uint16_t gid_port(const union ibv_gid *g)
@@ -160,34 +161,10 @@ static void test_foreign_channel(void)
 static void test_progress_thread_signals(void)
 {
 	struct end a = {0};
-	char path[300], line[256];
-	unsigned others = 0, blocking = 0;
-	DIR *d;
-	struct dirent *de;
+	unsigned others, blocking;
 
 	end_open(&a, 0, 0, 0);
-	d = opendir("/proc/self/task");
-	REQUIRE(d);
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] == '.' || atoi(de->d_name) == (int)getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		others++;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long blk;
-
-			if (sscanf(line, "SigBlk: %llx", &blk) == 1 && (blk >> (SIGINT - 1) & 1) &&
-			    (blk >> (SIGTERM - 1) & 1))
-				blocking++;
-		}
-		fclose(f);
-	}
-	closedir(d);
+	blocking = threads_blocking(1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1), &others);
 	CHECK(others >= 1);
 	CHECK_EQ(blocking, others);
 	end_close(&a);

@@ -3,7 +3,7 @@
  * The pcap trace's writer alone (src/net/trace.c, docs/trace.md): teardown that cannot
  * hang (docs/lifetime.md) when exit() runs in a signal handler that interrupted this
  * very thread while it copied a large datagram into the trace under its lock, the way
- * libfabric's stack exits.
+ * libfabric's stack exits; and a writer thread that takes no signal.
  */
 #include <poll.h>
 #include <signal.h>
@@ -22,6 +22,7 @@
 #include "../../src/util/fs.h"
 #include "check.h"
 #include "child.h"
+#include "threads.h"
 
 #define DGRAM  65000u
 #define ROUNDS 20
@@ -133,11 +134,34 @@ static void exit_round(int round, bool put)
 	check_file(pid, round);
 }
 
+/* Every thread but this one (the trace's writer) blocks every signal of 1..31 that can
+ * be blocked (not SIGKILL, SIGSTOP; 32 and 33 are the C library's own). */
+static void test_writer_signals(void)
+{
+	unsigned others, blocking;
+	uint8_t byte = 0;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct iovec iov = {&byte, 1};
+
+	/* Two users, so that the first put only waits for a flush: the writer has then
+	 * run, past the C library's start of a thread (which blocks everything). */
+	trace = trace_open();
+	REQUIRE(trace && trace_open() == trace);
+	net_trace_dgram(trace, &a, &a, &iov, 1);
+	net_trace_put(trace);
+	blocking = threads_blocking(
+	    0x7fffffffull & ~(1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1)), &others);
+	CHECK_EQ(others, 1);
+	CHECK_EQ(blocking, others);
+	net_trace_put(trace);
+}
+
 int main(void)
 {
 	REQUIRE(mkdtemp(dir));
 	for (int round = 0; round < ROUNDS; round++)
 		exit_round(round, round % 2);
+	test_writer_signals();
 	sefa_rm_tree(dir);
 	return check_report("test_trace");
 }
