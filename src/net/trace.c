@@ -64,6 +64,7 @@ struct net_trace {
 	pthread_cond_t done;   /* the writer wrote what a flush asked, or stopped */
 	pthread_t writer;
 	int fd;          /* written by the writer alone */
+	bool failed;     /* the writer's alone: a write failed, nothing more is written */
 	pid_t pid;       /* the process that opened it: a forked child never writes */
 	atomic_bool off; /* read unlocked by the data path: nothing more is recorded */
 	uint8_t *buf[2];
@@ -77,7 +78,9 @@ struct net_trace {
 	unsigned users; /* engines between net_trace_get and net_trace_put */
 	uint64_t flush_asked, flushed; /* flushes asked for, and the last one done */
 	uint16_t ip_id;
-	uint64_t records, dropped;
+	uint64_t records, dropped; /* taken into a buffer, and lost to a full one */
+	uint64_t cur_records;      /* in the current buffer */
+	uint64_t written;          /* in the file */
 	char path[SEFA_PATH_MAX + 32];
 };
 
@@ -179,21 +182,25 @@ static void write_out(struct net_trace *t)
 {
 	uint8_t *b = t->buf[t->cur];
 	size_t n = t->fill;
-	uint64_t asked = t->flush_asked;
+	uint64_t asked = t->flush_asked, records = t->cur_records;
 	int err = 0;
 
 	t->cur ^= 1;
 	t->fill = 0;
+	t->cur_records = 0;
 	sefa_unlock(&t->lock);
-	if (n && !atomic_load(&t->off))
-		err = write_all(t->fd, b, n);
-	if (err) {
+	if (n)
+		err = t->failed ? -EIO : write_all(t->fd, b, n);
+	if (err && !t->failed) {
 		/* A full disk: the file ends at a record's border, and says no more. */
 		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_TRACE: writing %s: %s; tracing stops", t->path,
 		         strerror(-err));
 		atomic_store(&t->off, true);
+		t->failed = true;
 	}
 	sefa_lock(&t->lock);
+	if (!err)
+		t->written += records;
 	t->flushed = asked;
 	t->stuck = false;
 	pthread_cond_broadcast(&t->done);
@@ -264,16 +271,18 @@ static void sync_locked(struct net_trace *t)
 static void trace_at_exit(void)
 {
 	struct net_trace *t = the_trace;
-	uint64_t dropped, records;
+	uint64_t dropped, written;
 
 	if (!t || t->pid != getpid() || sefa_lock_teardown(&t->lock))
 		return;
-	sync_locked(t);
-	dropped = t->dropped;
-	records = t->records;
+	/* Nothing more is taken (threads still running record nothing), so the counts
+	 * said are what the file holds and what it lacks. */
 	atomic_store(&t->off, true);
+	sync_locked(t);
+	written = t->written;
+	dropped = t->dropped + (t->records - t->written);
 	sefa_unlock(&t->lock);
-	sefa_log(SEFA_LOG_INFO, "SOFTEFA_TRACE: %llu datagrams in %s", (unsigned long long)records,
+	sefa_log(SEFA_LOG_INFO, "SOFTEFA_TRACE: %llu datagrams in %s", (unsigned long long)written,
 	         t->path);
 	if (dropped)
 		sefa_log(SEFA_LOG_ERROR,
@@ -500,8 +509,12 @@ void net_trace_dgram(struct net_trace *t, const struct sockaddr_in *src,
 	if (len > NET_TRACE_MAX_UDP)
 		len = NET_TRACE_MAX_UDP;
 	end = off + len;
-	wall = sefa_wall_ns();
 	sefa_lock(&t->lock);
+	/* Read again under the lock: the exit's counts hold from when it set off. */
+	if (atomic_load_explicit(&t->off, memory_order_relaxed)) {
+		sefa_unlock(&t->lock);
+		return;
+	}
 	if (t->fill + end > NET_TRACE_BUF) {
 		t->dropped++;
 		pthread_cond_signal(&t->wake);
@@ -509,6 +522,9 @@ void net_trace_dgram(struct net_trace *t, const struct sockaddr_in *src,
 		return;
 	}
 	r = t->buf[t->cur] + t->fill;
+	/* Under the lock: records are in the file in the order of their timestamps,
+	 * whichever threads made them. */
+	wall = sefa_wall_ns();
 	put_headers(r, wall, len, t->ip_id++, src, dst);
 	for (size_t i = 0; i < niov && off < end; i++) {
 		size_t n = iov[i].iov_len < end - off ? iov[i].iov_len : end - off;
@@ -518,6 +534,7 @@ void net_trace_dgram(struct net_trace *t, const struct sockaddr_in *src,
 	}
 	t->fill += end;
 	t->records++;
+	t->cur_records++;
 	/* Woken at the first record after a quiet spell, and when the buffer fills fast. */
 	if (t->idle || t->fill >= NET_TRACE_HIGH)
 		pthread_cond_signal(&t->wake);

@@ -5,7 +5,9 @@
  * very thread while it copied a large datagram into the trace under its lock, the way
  * libfabric's stack exits; and a writer thread that takes no signal.
  */
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include "../../src/net/trace.h"
 #include "../../src/util/clock.h"
 #include "../../src/util/fs.h"
+#include "../../src/util/log.h"
 #include "check.h"
 #include "child.h"
 #include "threads.h"
@@ -156,12 +159,116 @@ static void test_writer_signals(void)
 	net_trace_put(trace);
 }
 
+/* Records 1000-byte datagrams until the process ends. */
+static void *record_for_ever(void *arg)
+{
+	static uint8_t payload[1000];
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct iovec iov = {payload, sizeof(payload)};
+
+	(void)arg;
+	for (;;)
+		net_trace_dgram(trace, &a, &a, &iov, 1);
+	return NULL;
+}
+
+/* A child: exit() while two threads go on recording, its log in the file log. */
+static void exit_while_recording(pid_t parent, const char *log)
+{
+	uint8_t byte = 0;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	struct iovec iov = {&byte, 1};
+	pthread_t th;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	child_bound(parent, 30);
+	if (fd < 0 || dup2(fd, 2) < 0)
+		_exit(3);
+	sefa_log_threshold = SEFA_LOG_INFO;
+	trace = trace_open();
+	if (!trace)
+		_exit(3);
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&th, NULL, record_for_ever, NULL))
+			_exit(3);
+	for (int i = 0; i < 5000; i++)
+		net_trace_dgram(trace, &a, &a, &iov, 1);
+	exit(0);
+}
+
+/* The records of a pcap file, counted by walking their headers; -1 when it does not
+ * end where a record ends. *back: how many have an earlier time than the one before. */
+static long long pcap_records(const char *path, unsigned *back)
+{
+	uint32_t rec[4];
+	uint64_t last = 0;
+	long long n = 0;
+	off_t at = 24;
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (at < st.st_size && pread(fd, rec, sizeof(rec), at) == sizeof(rec)) {
+		uint64_t us = (uint64_t)rec[0] * 1000000u + rec[1];
+
+		*back += us < last;
+		last = us;
+		at += (off_t)sizeof(rec) + rec[2];
+		n++;
+	}
+	close(fd);
+	return at == st.st_size ? n : -1;
+}
+
+/* The exit's "N datagrams in FILE" is what the file holds, though threads were still
+ * recording when it was said; and the three threads' records are in time order. */
+static void test_exit_count(void)
+{
+	char log[sizeof(dir) + 16], path[sizeof(dir) + 32], line[512];
+	long long said = -1, have;
+	unsigned back = 0;
+	int fd, status;
+	char byte;
+	pid_t pid, parent = getpid();
+	FILE *f;
+
+	snprintf(log, sizeof(log), "%s/log", dir);
+	pid = child_fork_piped(&fd);
+	REQUIRE(pid >= 0);
+	if (pid == 0)
+		exit_while_recording(parent, log);
+	if (!readable_within(fd, 20000) || read(fd, &byte, 1) != 0)
+		kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(fd);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	f = fopen(log, "r");
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "SOFTEFA_TRACE: ") && strstr(line, " datagrams in "))
+			said = strtoll(strstr(line, "SOFTEFA_TRACE: ") + 15, NULL, 10);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/t-%d.pcap", dir, (int)pid);
+	have = pcap_records(path, &back);
+	if (said != have)
+		fprintf(stderr, "the exit said %lld datagrams, the file holds %lld\n", said, have);
+	CHECK(said > 0 && said == have);
+	CHECK_EQ(back, 0);
+	unlink(path);
+	unlink(log);
+}
+
 int main(void)
 {
 	REQUIRE(mkdtemp(dir));
 	for (int round = 0; round < ROUNDS; round++)
 		exit_round(round, round % 2);
 	test_writer_signals();
+	test_exit_count();
 	sefa_rm_tree(dir);
 	return check_report("test_trace");
 }
