@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,8 +136,8 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 /*
  * The file: a regular file of ours that nobody else may write (not a link: a trace
  * holds the application's bytes, and must not be redirected into someone else's
- * file), locked so that a second process given the same name keeps off, truncated,
- * and headed. The fd, or -errno (-EWOULDBLOCK: another process traces into it).
+ * file), locked so that a second process given the same name keeps off, made 0600,
+ * truncated, and headed. The fd, or -errno (-EWOULDBLOCK: another process traces into it).
  */
 static int open_file(const char *path)
 {
@@ -156,7 +157,12 @@ static int open_file(const char *path)
 		close(fd);
 		return err;
 	}
-	err = ftruncate(fd, 0) ? -errno : write_all(fd, (const uint8_t *)&hdr, sizeof(hdr));
+	/* A file of the user's that others could read (0644, made by a shell's
+	 * redirection) is tightened rather than refused: it is theirs, and the trace
+	 * holds the application's bytes. */
+	err = fchmod(fd, 0600) || ftruncate(fd, 0)
+	          ? -errno
+	          : write_all(fd, (const uint8_t *)&hdr, sizeof(hdr));
 	if (err) {
 		close(fd);
 		return err;
