@@ -154,7 +154,7 @@ static void test_writer_signals(void)
 	net_trace_put(trace);
 	blocking = threads_blocking(
 	    0x7fffffffull & ~(1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1)), &others);
-	CHECK_EQ(others, 1);
+	CHECK(others >= 1); /* the writer, and TSan's own thread in its build */
 	CHECK_EQ(blocking, others);
 	net_trace_put(trace);
 }
@@ -267,8 +267,10 @@ int main(void)
 	REQUIRE(mkdtemp(dir));
 	for (int round = 0; round < ROUNDS; round++)
 		exit_round(round, round % 2);
-	test_writer_signals();
+	/* Before the parent opens a trace of its own: a forked child drops its parent's
+	 * (LeakSanitizer would count that against the child's exit). */
 	test_exit_count();
+	test_writer_signals();
 	sefa_rm_tree(dir);
 	return check_report("test_trace");
 }
