@@ -221,22 +221,44 @@ static int trace_usage(void)
 	return 0;
 }
 
+/* in with each '%' doubled, as the library's %p expansion reads "%%": 0 or -1 (no room). */
+static int percent_escaped(const char *in, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (; *in; in++) {
+		if (o + 2 >= cap)
+			return -1;
+		if (*in == '%')
+			out[o++] = '%';
+		out[o++] = *in;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
 /*
  * The trace file as SOFTEFA_TRACE gets it: absolute, so a program that changes its
- * directory still writes where the user asked. 0, or the usage error's 2.
+ * directory still writes where the user asked; a '%' of the current directory's name
+ * is doubled, so that only the user's FILE has its %p expanded. shown: the same as the
+ * user reads it. 0, or the usage error's 2.
  */
-static int trace_path(const char *file, char *out, size_t cap)
+static int trace_path(const char *file, char *out, char *shown, size_t cap)
 {
-	char cwd[PATH_MAX];
-	int n;
+	char cwd[PATH_MAX], esc[2 * PATH_MAX];
+	int n = 0;
 
-	if (file[0] == '/')
-		n = snprintf(out, cap, "%s", file);
-	else if (getcwd(cwd, sizeof(cwd)))
-		n = snprintf(out, cap, "%s/%s", cwd, file);
-	else
+	if (file[0] != '/' && !getcwd(cwd, sizeof(cwd)))
 		return tool_arg_error(TRACE_CMD, "-o %s: the current directory is unknown (%s)",
 		                      file, strerror(errno));
+	if (file[0] == '/')
+		cwd[0] = esc[0] = '\0';
+	else if (percent_escaped(cwd, esc, sizeof(esc)))
+		n = -1;
+	if (n == 0)
+		n = snprintf(out, cap, "%s%s%s", esc, esc[0] ? "/" : "", file);
+	if (n >= 0)
+		snprintf(shown, cap, "%s%s%s", cwd, cwd[0] ? "/" : "", file);
 	if (n < 0 || (size_t)n >= cap || (size_t)n >= SEFA_PATH_MAX)
 		return tool_arg_error(TRACE_CMD, "-o %s: longer than %d bytes", file,
 		                      SEFA_PATH_MAX - 1);
@@ -246,7 +268,7 @@ static int trace_path(const char *file, char *out, size_t cap)
 static int cmd_trace(int argc, char **argv)
 {
 	const char *file = "softefa-%p.pcap";
-	char path[PATH_MAX];
+	char path[PATH_MAX], shown[PATH_MAX];
 	int i = 0, rc;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -265,13 +287,13 @@ static int cmd_trace(int argc, char **argv)
 	if (i >= argc)
 		return tool_arg_error(
 		    TRACE_CMD, "no command to run (softefa trace [-o FILE] [--] CMD [ARGS...])");
-	rc = trace_path(file, path, sizeof(path));
+	rc = trace_path(file, path, shown, sizeof(path));
 	if (rc)
 		return rc;
 	setenv("SOFTEFA_TRACE", path, 1);
 	/* The library puts the pid in for %p; CMD keeps this process's, so it is known. */
-	fprintf(stderr, "%s: datagrams to %s%s%d\n", TRACE_CMD, path,
-	        strstr(path, "%p") ? " with %p = " : ", pid ", (int)getpid());
+	fprintf(stderr, "%s: datagrams to %s%s%d\n", TRACE_CMD, shown,
+	        strstr(file, "%p") ? " with %p = " : ", pid ", (int)getpid());
 	return exec_on_softefa(argv + i);
 }
 

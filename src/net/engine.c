@@ -30,7 +30,7 @@ static bool engine_free(struct net_engine *e)
 	net_stats_close(e);
 	net_sock_close_all(&e->sock);
 	/* Nothing more is sent: the device's traffic is in the file once it is closed. */
-	net_trace_sync(e->trace);
+	net_trace_put(e->trace);
 	net_peer_free_all(e);
 	free(e->eps);
 	net_rx_fini(e);

@@ -10,18 +10,28 @@
  * because every pcap reader knows 101, old tcpdumps and scapy included.
  *
  * Buffering: two buffers. The data path appends whole records to the current one
- * under `lock` (a copy, no system call); the writer thread takes the current one
- * (swapping in the other) and writes it out under `io`, outside `lock`. Whoever writes
- * holds `io` from the swap to the end of its write, so buffers reach the file in the
- * order they were filled; a record that finds the current buffer full while the other
- * is being written is dropped and counted. The writer sleeps unless records wait, and
- * batches them for NET_TRACE_BATCH_MS unless the buffer is filling fast.
+ * under `lock` (a copy, no system call). Only the writer thread touches the file: it
+ * takes the current buffer (swapping in the other) and writes it out outside `lock`,
+ * so buffers reach the file in the order they were filled; a record that finds the
+ * current buffer full while the other is being written is dropped and counted. The
+ * writer sleeps unless records wait, and batches them for NET_TRACE_BATCH_MS unless
+ * the buffer is filling fast.
+ *
+ * Closing a device and exiting ask the writer to flush and wait for it a bounded time
+ * (NET_TRACE_SYNC_MS), never writing themselves: a write on a hung file system must
+ * not hang them. They take `lock` as teardown (util/lock.h): from exit() in a signal
+ * handler that interrupted this thread inside net_trace_dgram they do nothing.
+ *
+ * The writer runs while an engine uses the trace (net_trace_get .. net_trace_put): the
+ * last engine's close stops and joins it, so no thread of ours is left once every
+ * device is closed (docs/trace.md); the file stays open for the next engine.
  */
 #include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,11 +39,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../util/clock.h"
 #include "../util/fs.h"
+#include "../util/lock.h"
 #include "../util/log.h"
 
 /* Bytes per buffer: about 10 ms of a loopback stream, for a writer that a busy CPU
@@ -45,21 +57,31 @@
 #define NET_TRACE_REC_HDR  16u    /* pcap record header */
 #define NET_TRACE_IP_HDR   28u    /* IPv4 (20) and UDP (8) */
 #define LINKTYPE_RAW       101u
+#define NET_TRACE_SYNC_MS  1000u /* how long a close or the exit waits for the writer */
 
 struct net_trace {
-	pthread_mutex_t lock; /* the buffers and counts below */
-	pthread_mutex_t io;   /* the file: held by whoever writes to it */
-	pthread_cond_t wake;
+	struct sefa_lock lock; /* everything below but fd and path */
+	pthread_cond_t wake;   /* the writer: records wait, a flush is asked, or stop */
+	pthread_cond_t done;   /* the writer wrote what a flush asked, or stopped */
 	pthread_t writer;
-	int fd;
+	int fd;          /* written by the writer alone */
+	bool failed;     /* the writer's alone: a write failed, nothing more is written */
 	pid_t pid;       /* the process that opened it: a forked child never writes */
 	atomic_bool off; /* read unlocked by the data path: nothing more is recorded */
 	uint8_t *buf[2];
 	unsigned cur;
 	size_t fill;
-	bool idle; /* the writer sleeps until woken */
+	bool idle;      /* the writer sleeps until woken */
+	bool running;   /* a writer thread exists (until it returns) */
+	bool stop;      /* the writer is to flush and return */
+	bool stuck;     /* a wait for the writer ran out: later ones do not wait again */
+	bool detached;  /* the writer, stuck when the last engine went, is not joined */
+	unsigned users; /* engines between net_trace_get and net_trace_put */
+	uint64_t flush_asked, flushed; /* flushes asked for, and the last one done */
 	uint16_t ip_id;
-	uint64_t records, dropped;
+	uint64_t records, dropped; /* taken into a buffer, and lost to a full one */
+	uint64_t cur_records;      /* in the current buffer */
+	uint64_t written;          /* in the file */
 	char path[SEFA_PATH_MAX + 32];
 };
 
@@ -114,8 +136,8 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 /*
  * The file: a regular file of ours that nobody else may write (not a link: a trace
  * holds the application's bytes, and must not be redirected into someone else's
- * file), locked so that a second process given the same name keeps off, truncated,
- * and headed. The fd, or -errno (-EWOULDBLOCK: another process traces into it).
+ * file), locked so that a second process given the same name keeps off, made 0600,
+ * truncated, and headed. The fd, or -errno (-EWOULDBLOCK: another process traces into it).
  */
 static int open_file(const char *path)
 {
@@ -135,7 +157,12 @@ static int open_file(const char *path)
 		close(fd);
 		return err;
 	}
-	err = ftruncate(fd, 0) ? -errno : write_all(fd, (const uint8_t *)&hdr, sizeof(hdr));
+	/* A file of the user's that others could read (0644, made by a shell's
+	 * redirection) is tightened rather than refused: it is theirs, and the trace
+	 * holds the application's bytes. */
+	err = fchmod(fd, 0600) || ftruncate(fd, 0)
+	          ? -errno
+	          : write_all(fd, (const uint8_t *)&hdr, sizeof(hdr));
 	if (err) {
 		close(fd);
 		return err;
@@ -143,99 +170,125 @@ static int open_file(const char *path)
 	return fd;
 }
 
-/* Writes out the current buffer (the caller holds t->io). */
-static void flush_locked(struct net_trace *t)
-{
-	uint8_t *b;
-	size_t n;
-	int err;
-
-	pthread_mutex_lock(&t->lock);
-	b = t->buf[t->cur];
-	n = t->fill;
-	t->cur ^= 1;
-	t->fill = 0;
-	pthread_mutex_unlock(&t->lock);
-	if (!n || atomic_load(&t->off))
-		return;
-	err = write_all(t->fd, b, n);
-	if (err) {
-		/* A full disk: the file ends at a record's border, and says no more. */
-		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_TRACE: writing %s: %s; tracing stops", t->path,
-		         strerror(-err));
-		atomic_store(&t->off, true);
-	}
-}
-
-/* The wall clock plus ms, for a timed wait. */
+/* The monotonic clock plus ms, for a timed wait on a condition made with it. */
 static struct timespec after_ms(unsigned ms)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_nsec += (long)ms * 1000000L;
 	ts.tv_sec += ts.tv_nsec / 1000000000L;
 	ts.tv_nsec %= 1000000000L;
 	return ts;
 }
 
+/* The writer (holding t->lock): the current buffer to the file, written outside the
+ * lock; then the flush asked for when it started counts as done. */
+static void write_out(struct net_trace *t)
+{
+	uint8_t *b = t->buf[t->cur];
+	size_t n = t->fill;
+	uint64_t asked = t->flush_asked, records = t->cur_records;
+	int err = 0;
+
+	t->cur ^= 1;
+	t->fill = 0;
+	t->cur_records = 0;
+	sefa_unlock(&t->lock);
+	if (n)
+		err = t->failed ? -EIO : write_all(t->fd, b, n);
+	if (err && !t->failed) {
+		/* A full disk: the file ends at a record's border, and says no more. */
+		sefa_log(SEFA_LOG_ERROR, "SOFTEFA_TRACE: writing %s: %s; tracing stops", t->path,
+		         strerror(-err));
+		atomic_store(&t->off, true);
+		t->failed = true;
+	}
+	sefa_lock(&t->lock);
+	if (!err)
+		t->written += records;
+	t->flushed = asked;
+	t->stuck = false;
+	pthread_cond_broadcast(&t->done);
+}
+
 static void *writer_main(void *arg)
 {
 	struct net_trace *t = arg;
 
-	pthread_mutex_lock(&t->lock);
-	while (!atomic_load(&t->off)) {
-		if (t->fill == 0) {
+	sefa_lock(&t->lock);
+	for (;;) {
+		bool asked = t->flush_asked != t->flushed || t->stop;
+
+		if (!t->fill && !asked) {
 			t->idle = true;
-			pthread_cond_wait(&t->wake, &t->lock);
+			sefa_lock_cond_wait(&t->lock, &t->wake, NULL);
 			t->idle = false;
 			continue;
 		}
-		if (t->fill < NET_TRACE_HIGH) {
+		if (!asked && t->fill < NET_TRACE_HIGH) {
 			struct timespec until = after_ms(NET_TRACE_BATCH_MS);
 
-			pthread_cond_timedwait(&t->wake, &t->lock, &until);
+			sefa_lock_cond_wait(&t->lock, &t->wake, &until);
 		}
-		pthread_mutex_unlock(&t->lock);
-		pthread_mutex_lock(&t->io);
-		flush_locked(t);
-		pthread_mutex_unlock(&t->io);
-		pthread_mutex_lock(&t->lock);
+		write_out(t);
+		if (t->stop && !t->fill)
+			break;
 	}
-	pthread_mutex_unlock(&t->lock);
+	t->running = false;
+	pthread_cond_broadcast(&t->done);
+	sefa_unlock(&t->lock);
 	return NULL;
 }
 
-void net_trace_sync(struct net_trace *t)
+/*
+ * Holding t->lock: waits until the writer reports done (pred true) or stopped, at most
+ * NET_TRACE_SYNC_MS; and not at all after such a wait once ran out with nothing
+ * written since (a writer stuck on a hung file system: each close would wait again).
+ */
+static void wait_writer(struct net_trace *t, bool (*pred)(const struct net_trace *, uint64_t),
+                        uint64_t arg)
 {
-	struct timespec until;
+	struct timespec until = after_ms(NET_TRACE_SYNC_MS);
 
-	if (!t || atomic_load(&t->off) || t->pid != getpid())
-		return;
-	/* Bounded: a writer stuck on a hung file system, or this very thread interrupted
-	 * by the signal whose handler exits, must not hang the close or the exit. */
-	until = after_ms(1000);
-	if (pthread_mutex_timedlock(&t->io, &until))
-		return;
-	flush_locked(t);
-	pthread_mutex_unlock(&t->io);
+	while (t->running && !pred(t, arg) && !t->stuck)
+		if (sefa_lock_cond_wait(&t->lock, &t->done, &until) == ETIMEDOUT)
+			t->stuck = true;
 }
 
-/* At exit, what is still in memory goes to the file; the writer is not waited for. */
+static bool flush_done(const struct net_trace *t, uint64_t ticket)
+{
+	return t->flushed >= ticket;
+}
+
+/* Holding t->lock: what is buffered, written by the writer (bounded wait). */
+static void sync_locked(struct net_trace *t)
+{
+	uint64_t ticket;
+
+	if (!t->running)
+		return;
+	ticket = ++t->flush_asked;
+	pthread_cond_signal(&t->wake);
+	wait_writer(t, flush_done, ticket);
+}
+
+/* At exit, what is still in memory goes to the file, waited for a bounded time. */
 static void trace_at_exit(void)
 {
 	struct net_trace *t = the_trace;
-	uint64_t dropped, records;
+	uint64_t dropped, written;
 
-	if (!t || t->pid != getpid())
+	if (!t || t->pid != getpid() || sefa_lock_teardown(&t->lock))
 		return;
-	net_trace_sync(t);
-	pthread_mutex_lock(&t->lock);
-	dropped = t->dropped;
-	records = t->records;
-	pthread_mutex_unlock(&t->lock);
+	/* Nothing more is taken (threads still running record nothing), so the counts
+	 * said are what the file holds and what it lacks. */
 	atomic_store(&t->off, true);
-	sefa_log(SEFA_LOG_INFO, "SOFTEFA_TRACE: %llu datagrams in %s", (unsigned long long)records,
+	sync_locked(t);
+	written = t->written;
+	dropped = t->dropped + (t->records - t->written);
+	sefa_unlock(&t->lock);
+	sefa_log(SEFA_LOG_INFO, "SOFTEFA_TRACE: %llu datagrams in %s", (unsigned long long)written,
 	         t->path);
 	if (dropped)
 		sefa_log(SEFA_LOG_ERROR,
@@ -264,31 +317,95 @@ static void trace_free(struct net_trace *t)
 	free(t);
 }
 
-/* The trace of cfg->trace, its writer running; NULL, said once, when it cannot be. */
+/* Holding t->lock: a writer running for one more engine. 0 or -errno. */
+static int writer_start(struct net_trace *t)
+{
+	int err = 0;
+
+	t->stop = false; /* a writer still stopping goes on instead */
+	if (!t->running) {
+		sigset_t all, old;
+
+		/* No signal for the writer: one meant for the process (Ctrl-C) goes to an
+		 * application thread, as for the progress thread (progress.c). */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = -pthread_create(&t->writer, NULL, writer_main, t);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		t->running = !err;
+		t->detached = false;
+	}
+	if (!err)
+		t->users++;
+	return err;
+}
+
+static bool writer_gone(const struct net_trace *t, uint64_t unused)
+{
+	(void)unused;
+	return !t->running || !t->stop;
+}
+
+/* Holding t->lock, the last engine gone: the writer flushes and returns, and is joined
+ * (it has returned or is about to); one stuck on the file is detached, left to the
+ * process. */
+static void writer_stop(struct net_trace *t)
+{
+	pthread_t w;
+
+	t->stop = true;
+	pthread_cond_signal(&t->wake);
+	wait_writer(t, writer_gone, 0);
+	/* Another engine took the writer on meanwhile, or it is not ours to join. */
+	if (!t->stop || t->detached)
+		return;
+	if (t->running) {
+		pthread_detach(t->writer);
+		t->detached = true;
+		return;
+	}
+	w = t->writer;
+	sefa_unlock(&t->lock);
+	pthread_join(w, NULL);
+	sefa_lock(&t->lock);
+}
+
+void net_trace_put(struct net_trace *t)
+{
+	if (!t || t->pid != getpid() || sefa_lock_teardown(&t->lock))
+		return;
+	if (t->users && --t->users == 0)
+		writer_stop(t);
+	else
+		sync_locked(t);
+	sefa_unlock(&t->lock);
+}
+
+/* The trace of cfg->trace, its file open; NULL, said once, when it cannot be. */
 static struct net_trace *trace_new(const struct sefa_config *cfg)
 {
 	struct net_trace *t = calloc(1, sizeof(*t));
+	pthread_condattr_t mono;
 	int err = t ? expand_path(cfg->trace, t->path, sizeof(t->path)) : -ENOMEM;
 
 	if (t) {
 		t->fd = -1;
 		t->pid = getpid();
-		pthread_mutex_init(&t->lock, NULL);
-		pthread_mutex_init(&t->io, NULL);
-		pthread_cond_init(&t->wake, NULL);
+		sefa_lock_init(&t->lock);
+		/* Timed waits on the monotonic clock: a wall clock set back must not
+		 * stretch a close's bounded wait. */
+		pthread_condattr_init(&mono);
+		pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+		pthread_cond_init(&t->wake, &mono);
+		pthread_cond_init(&t->done, &mono);
+		pthread_condattr_destroy(&mono);
 	}
 	if (!err && (!(t->buf[0] = malloc(NET_TRACE_BUF)) || !(t->buf[1] = malloc(NET_TRACE_BUF))))
 		err = -ENOMEM;
 	if (!err && (t->fd = open_file(t->path)) < 0)
 		err = t->fd;
 	if (!err)
-		err = -pthread_create(&t->writer, NULL, writer_main, t);
-	if (!err) {
-		/* Never joined: at exit the buffers are flushed by whoever exits, and the
-		 * writer may be asleep or gone (TSan called a finished one a leak). */
-		pthread_detach(t->writer);
 		return t;
-	}
 	/* The file named once: the variable's value, and what %p made of it if anything. */
 	sefa_log(SEFA_LOG_ERROR, "SOFTEFA_TRACE=%s%s%s%s: cannot trace there: %s; tracing is off",
 	         cfg->trace, t && strcmp(t->path, cfg->trace) ? " (" : "",
@@ -322,6 +439,18 @@ struct net_trace *net_trace_get(const struct sefa_config *cfg)
 		}
 	}
 	t = the_trace;
+	if (t) {
+		int err;
+
+		sefa_lock(&t->lock);
+		err = writer_start(t);
+		sefa_unlock(&t->lock);
+		if (err) {
+			sefa_log(SEFA_LOG_ERROR, "SOFTEFA_TRACE: no writer thread: %s; not traced",
+			         strerror(-err));
+			t = NULL;
+		}
+	}
 	pthread_mutex_unlock(&trace_once_lock);
 	return t;
 }
@@ -386,15 +515,22 @@ void net_trace_dgram(struct net_trace *t, const struct sockaddr_in *src,
 	if (len > NET_TRACE_MAX_UDP)
 		len = NET_TRACE_MAX_UDP;
 	end = off + len;
-	wall = sefa_wall_ns();
-	pthread_mutex_lock(&t->lock);
+	sefa_lock(&t->lock);
+	/* Read again under the lock: the exit's counts hold from when it set off. */
+	if (atomic_load_explicit(&t->off, memory_order_relaxed)) {
+		sefa_unlock(&t->lock);
+		return;
+	}
 	if (t->fill + end > NET_TRACE_BUF) {
 		t->dropped++;
 		pthread_cond_signal(&t->wake);
-		pthread_mutex_unlock(&t->lock);
+		sefa_unlock(&t->lock);
 		return;
 	}
 	r = t->buf[t->cur] + t->fill;
+	/* Under the lock: records are in the file in the order of their timestamps,
+	 * whichever threads made them. */
+	wall = sefa_wall_ns();
 	put_headers(r, wall, len, t->ip_id++, src, dst);
 	for (size_t i = 0; i < niov && off < end; i++) {
 		size_t n = iov[i].iov_len < end - off ? iov[i].iov_len : end - off;
@@ -404,8 +540,9 @@ void net_trace_dgram(struct net_trace *t, const struct sockaddr_in *src,
 	}
 	t->fill += end;
 	t->records++;
+	t->cur_records++;
 	/* Woken at the first record after a quiet spell, and when the buffer fills fast. */
 	if (t->idle || t->fill >= NET_TRACE_HIGH)
 		pthread_cond_signal(&t->wake);
-	pthread_mutex_unlock(&t->lock);
+	sefa_unlock(&t->lock);
 }

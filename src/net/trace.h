@@ -22,7 +22,7 @@ struct net_trace;
 
 /*
  * The process's trace: opened by the first engine when cfg->trace names a file, the
- * same for every engine after. NULL when tracing is off, or the file cannot be used
+ * same for every engine after; each engine that gets it puts it back (net_trace_put). NULL when tracing is off, or the file cannot be used
  * (said once on stderr: not a regular file of ours, a symbolic link, in use by
  * another process, ...). Thread-safe.
  */
@@ -36,9 +36,14 @@ struct net_trace *net_trace_get(const struct sefa_config *cfg);
 void net_trace_dgram(struct net_trace *t, const struct sockaddr_in *src,
                      const struct sockaddr_in *dst, const struct iovec *iov, size_t niov);
 
-/* Writes everything recorded so far to the file, waiting at most a second for the
- * writer (an engine closing: its traffic is in the file once its device is closed).
- * t may be NULL. */
-void net_trace_sync(struct net_trace *t);
+/*
+ * An engine done with the trace (t may be NULL): what is buffered goes to the file
+ * (its traffic is in the file once its device is closed), and after the last engine
+ * the writer thread is stopped and joined. The file stays open: a later net_trace_get
+ * appends to it. Bounded, as teardown is (docs/lifetime.md): the writer is waited for
+ * at most a second, and nothing is done from a signal handler that interrupted
+ * net_trace_dgram on this thread.
+ */
+void net_trace_put(struct net_trace *t);
 
 #endif

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <time.h>
 
 struct sefa_lock {
 	pthread_mutex_t m;
@@ -68,6 +69,22 @@ static inline bool sefa_lock_mine(struct sefa_lock *l)
 {
 	return atomic_load_explicit(&l->owner, memory_order_relaxed) ==
 	       (unsigned long)pthread_self();
+}
+
+/*
+ * pthread_cond_wait and _timedwait (until on the condition's clock; NULL for none) on
+ * a lock this thread holds: the owner is cleared while the wait has let the lock go.
+ * pthread_cond_timedwait's result.
+ */
+static inline int sefa_lock_cond_wait(struct sefa_lock *l, pthread_cond_t *c,
+                                      const struct timespec *until)
+{
+	int err;
+
+	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
+	err = until ? pthread_cond_timedwait(c, &l->m, until) : pthread_cond_wait(c, &l->m);
+	atomic_store_explicit(&l->owner, (unsigned long)pthread_self(), memory_order_relaxed);
+	return err;
 }
 
 /*

@@ -202,6 +202,26 @@ if [ $rc = 0 ] && [ "$(grep -c "cannot trace there: it is a symbolic link; traci
 else
 	fail "SOFTEFA_TRACE at a symbolic link: rc=$rc, target '$(cat "$LOGDIR/target")': $out"
 fi
+# A '%' in the current directory's name is the directory's, not an expansion: the
+# default file lands in it, named with the pid.
+mkdir -p "$LOGDIR/100%p" && cd "$LOGDIR/100%p" || exit 1
+out=$(SOFTEFA_RUN_DIR=$LOGDIR/pct.run timeout 60 "$SOFTEFA" trace -- ibv_devinfo 2>&1 >/dev/null)
+made=$(find "$LOGDIR/100%p" -name 'softefa-[0-9]*.pcap')
+cd - >/dev/null || exit 1
+if [ -n "$made" ] && grep -q "datagrams to $LOGDIR/100%p/softefa-%p.pcap with %p = " <<<"$out"; then
+	pass "a '%' in the current directory stays a '%': $made"
+else
+	fail "softefa trace in $LOGDIR/100%p: made '$made', said: $out"
+fi
+# The file is 0600: made so, and tightened when it was a 0644 file of ours.
+(umask 022 && echo "old" >"$LOGDIR/old.pcap")
+for f in new old; do
+	SOFTEFA_RUN_DIR=$LOGDIR/mode.run timeout 60 "$SOFTEFA" trace -o "$LOGDIR/$f.pcap" -- \
+		ibv_devinfo >/dev/null 2>&1
+	mode=$(stat -c %a "$LOGDIR/$f.pcap" 2>/dev/null)
+	[ "$mode" = 600 ] && pass "a trace file ($f) has mode 0600" ||
+		fail "a trace file ($f) has mode '${mode:-none}', not 600"
+done
 # Two processes named the same file without %p: the second keeps off it, says so.
 exec 9>"$LOGDIR/shared.pcap"
 flock -x 9 2>/dev/null || true

@@ -21,4 +21,24 @@ static inline void child_bound(pid_t parent, unsigned max_s)
 	alarm(max_s);
 }
 
+/*
+ * fork() with a pipe from the child to the parent: in the child 0, *fd the write end;
+ * in the parent the child's pid, *fd the read end (which reads end of file once the
+ * child, its last holder, is gone); -1 when either fails.
+ */
+static inline pid_t child_fork_piped(int *fd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	close(p[pid == 0 ? 0 : 1]);
+	*fd = p[pid == 0 ? 1 : 0];
+	if (pid < 0)
+		close(p[0]);
+	return pid;
+}
+
 #endif

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "../../src/util/clock.h"
+#include "child.h"
 #include "pair.h"
+#include "threads.h"
 
 /* The base UDP port a GID names (docs/addressing.md). */
 static uint16_t gid_port(const union ibv_gid *g)
@@ -159,34 +161,10 @@ static void test_foreign_channel(void)
 static void test_progress_thread_signals(void)
 {
 	struct end a = {0};
-	char path[300], line[256];
-	unsigned others = 0, blocking = 0;
-	DIR *d;
-	struct dirent *de;
+	unsigned others, blocking;
 
 	end_open(&a, 0, 0, 0);
-	d = opendir("/proc/self/task");
-	REQUIRE(d);
-	while ((de = readdir(d))) {
-		FILE *f;
-
-		if (de->d_name[0] == '.' || atoi(de->d_name) == (int)getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		others++;
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long blk;
-
-			if (sscanf(line, "SigBlk: %llx", &blk) == 1 && (blk >> (SIGINT - 1) & 1) &&
-			    (blk >> (SIGTERM - 1) & 1))
-				blocking++;
-		}
-		fclose(f);
-	}
-	closedir(d);
+	blocking = threads_blocking(1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1), &others);
 	CHECK(others >= 1);
 	CHECK_EQ(blocking, others);
 	end_close(&a);
@@ -323,18 +301,15 @@ static void test_exit_in_signal(void)
 	for (int round = 0; round < 20; round++) {
 		unsigned delay = 1000 + (unsigned)(round * 7919) % 20000;
 		uint64_t sig_at = 0, gone_at, t0 = sefa_now_ns();
-		int status = 0, pfd[2];
+		int status = 0, fd;
 		pid_t pid;
 
-		REQUIRE(pipe(pfd) == 0);
-		pid = fork();
+		pid = child_fork_piped(&fd);
 		REQUIRE(pid >= 0);
 		if (pid == 0) {
-			close(pfd[0]);
-			sig_fd = pfd[1];
+			sig_fd = fd;
 			signal_child(delay);
 		}
-		close(pfd[1]);
 		/* Bounded wait: a child that hangs is killed and counted. */
 		while (waitpid(pid, &status, WNOHANG) == 0) {
 			if (sefa_now_ns() - t0 > 20000000000ull) {
@@ -345,9 +320,9 @@ static void test_exit_in_signal(void)
 			usleep(1000);
 		}
 		gone_at = sefa_now_ns();
-		if (read(pfd[0], &sig_at, sizeof(sig_at)) != sizeof(sig_at))
+		if (read(fd, &sig_at, sizeof(sig_at)) != sizeof(sig_at))
 			sig_at = 0;
-		close(pfd[0]);
+		close(fd);
 		if (!sig_at || gone_at - sig_at > 2000000000ull || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0) {
 			fprintf(

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* The threads of this process, as /proc shows them to a test. */
+#ifndef SOFTEFA_TEST_THREADS_H
+#define SOFTEFA_TEST_THREADS_H
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/*
+ * How many threads other than the main one block every signal of mask (bit n-1 for
+ * signal n); *others is set to how many threads other than the main one there are.
+ */
+static inline unsigned threads_blocking(unsigned long long mask, unsigned *others)
+{
+	char path[300], line[256];
+	unsigned blocking = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/task");
+
+	*others = 0;
+	while (d && (de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.' || atoi(de->d_name) == (int)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		(*others)++;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long blk;
+
+			if (sscanf(line, "SigBlk: %llx", &blk) == 1 && (blk & mask) == mask)
+				blocking++;
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return blocking;
+}
+
+#endif
