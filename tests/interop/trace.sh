@@ -145,6 +145,21 @@ perftest_pair srd_send ib_send_lat -d efa_0 -c SRD -x 0 -n 200 -s 64 -- \
 grep -q "^softefa trace: datagrams to $LOGDIR/srd_send.srv.pcap, pid [0-9]*$" "$LOGDIR/srd_send.srv" &&
 	pass "softefa trace says where the datagrams go" ||
 	fail "softefa trace did not say where: $(head -2 "$LOGDIR/srd_send.srv")"
+# The same trace cut to 80 bytes a record (tcpdump -s 80 makes such files): every record
+# is said cut, none malformed, and no trailer is decoded from payload bytes.
+need editcap tshark
+if editcap -s 80 "$LOGDIR/srd_send.cli.pcap" "$LOGDIR/cut.pcap" 2>"$LOGDIR/editcap.err"; then
+	out=$(tsh -r "$LOGDIR/cut.pcap" -T fields -e _ws.col.Info -e softefa.malformed -e softefa.auth.salt)
+	n=$(grep -c . <<<"$out")
+	cut=$(grep -c "\[cut at 52 of [0-9]* bytes\]" <<<"$out")
+	if [ "$n" -gt 0 ] && [ "$cut" = "$n" ] && ! grep -qP "\t\S" <<<"$out"; then
+		pass "a capture cut to 80 bytes: all $n records said cut, none malformed, no trailer"
+	else
+		fail "a capture cut to 80 bytes: $cut of $n said cut: $(grep -vm3 "cut at" <<<"$out")"
+	fi
+else
+	fail "editcap -s 80: $(cat "$LOGDIR/editcap.err")"
+fi
 perftest_pair srd_read ib_read_lat -d efa_0 -c SRD -x 0 -n 100 -s 64 -- \
 	--auth 1 --size 64 --want read_req,read_resp,ack
 SOFTEFA_AUTH=0 perftest_pair ud_noauth ib_send_lat -d efa_0 -c UD -x 0 -n 100 -s 64 -- \

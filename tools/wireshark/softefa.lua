@@ -366,6 +366,15 @@ function p.dissector(tvb, pinfo, tree)
     local d = dissectors[ptype]
     if not d then return malformed(ti, pinfo, "unknown packet type " .. ptype) end
     root:append_text(", " .. types[ptype])
+    -- A capture cut short (tcpdump -s): its rules cannot be checked on bytes it lacks,
+    -- and the last 32 captured are not the trailer. The prefix and the port only.
+    local whole = tvb:reported_len()
+    if len < whole then
+        root:append_text(string.format(", capture cut at %d of %d bytes", len, whole))
+        pinfo.cols.info:append(string.format(" [cut at %d of %d bytes]", len, whole))
+        if len >= 6 then field(root, f.src_port, tvb, 4, 2) end
+        return len
+    end
     -- The decoders see the datagram without its trailer, as the engine's do.
     local body = auth and len - TRAILER or len
     if body < 6 then
