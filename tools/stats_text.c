@@ -129,7 +129,10 @@ static void peers(const struct stats_proc *p, double secs, uint64_t taken)
 	printf("  peers: %u", t->peers_total);
 	if (t->npeers < t->peers_total)
 		printf(" (%u shown: the gone and troubled first)", t->npeers);
-	printf(", as of %.2f s ago\n", stats_ago_ms(t->updated_ns, taken) / 1e3);
+	if (stats_ago_ms(t->updated_ns, taken) < 0)
+		printf(", the tables not copied yet\n"); /* the engine's first copy is due */
+	else
+		printf(", as of %.2f s ago\n", stats_ago_ms(t->updated_ns, taken) / 1e3);
 	if (!t->npeers)
 		return;
 	printf("    %-24s %4s %-7s %9s %9s %5s %5s %10s %7s %5s %6s  %-12s %s\n", "endpoint", "ahn",
