@@ -160,6 +160,20 @@ if editcap -s 80 "$LOGDIR/srd_send.cli.pcap" "$LOGDIR/cut.pcap" 2>"$LOGDIR/editc
 else
 	fail "editcap -s 80: $(cat "$LOGDIR/editcap.err")"
 fi
+# A forged first record (its sender's epoch zeroed, bytes 8-11 after IP and UDP) is
+# malformed by the rule the engine's decoder keeps (src/srd/wire.c).
+/usr/bin/python3 - "$LOGDIR/srd_send.cli.pcap" "$LOGDIR/forged.pcap" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[24 + 16 + 28 + 8:24 + 16 + 28 + 12] = bytes(4)
+open(sys.argv[2], "wb").write(d)
+PY
+out=$(tsh -r "$LOGDIR/forged.pcap" -c 1 -T fields -e softefa.malformed -e _ws.col.Info)
+if grep -q "epoch is zero" <<<"$out"; then
+	pass "a record whose sender's epoch is zero is malformed"
+else
+	fail "a forged zero epoch decoded as: $out"
+fi
 perftest_pair srd_read ib_read_lat -d efa_0 -c SRD -x 0 -n 100 -s 64 -- \
 	--auth 1 --size 64 --want read_req,read_resp,ack
 SOFTEFA_AUTH=0 perftest_pair ud_noauth ib_send_lat -d efa_0 -c UD -x 0 -n 100 -s 64 -- \

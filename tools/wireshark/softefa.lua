@@ -197,6 +197,15 @@ local function data_rules(tvb, tree, pinfo, h)
     if band(h.flags, 0xf8) ~= 0 then malformed(h.flags_item, pinfo, "SRD data flags other than bits 0-2") end
     if band(h.flags, 0x04) ~= 0 and band(h.flags, 0x02) == 0 then
         malformed(h.flags_item, pinfo, "ack_host flag without an ack riding")
+    elseif band(h.flags, 0x04) == 0 and h.ack_host ~= 0 then
+        malformed(h.host_item, pinfo, "a riding ack's host delay without its flag")
+    end
+    if h.src_epoch == 0 then malformed(h.epoch_item, pinfo, "the sender's epoch is zero") end
+    if h.read_msn and h.read_msn ~= 0 and h.op ~= 4 then
+        malformed(h.msn_item, pinfo, "a read_msn on an opcode other than read response")
+    end
+    if h.payload_len == 0 and h.msg_len ~= 0 and h.op ~= 3 and h.status == 0 then
+        malformed(h.len_item, pinfo, "an empty packet of a message that is not empty")
     end
     if h.op > 4 then return malformed(h.op_item, pinfo, "unknown opcode " .. h.op) end
     if h.op == 4 and h.status ~= 0 and (statuses[h.status] == nil or h.status == 10) then
@@ -232,7 +241,7 @@ local function dissect_data(tvb, len, tree, pinfo, root)
     h.flags_item:add(f.srd_flag_ack, tvb(6, 1))
     h.flags_item:add(f.srd_flag_host, tvb(6, 1))
     field(tree, f.srd_path, tvb, 7, 1)
-    field(tree, f.srd_src_epoch, tvb, 8, 4)
+    h.epoch_item, h.src_epoch = field(tree, f.srd_src_epoch, tvb, 8, 4)
     fi, h.dst_epoch = field(tree, f.srd_dst_epoch, tvb, 12, 4)
     if h.dst_epoch == 0 then tree:add(f.srd_hello, tvb(12, 4), true):set_generated() end
     _, h.psn = field(tree, f.srd_psn, tvb, 16, 4)
@@ -252,6 +261,7 @@ local function dissect_data(tvb, len, tree, pinfo, root)
     h.status_item, h.status = field(tree, f.srd_status, tvb, 60, 1)
     local hi, host = field(tree, f.srd_ack_host, tvb, 61, 3)
     if host ~= 0 then hi:append_text(string.format(" (%.1f us)", host * 256 / 1000)) end
+    h.host_item, h.ack_host = hi, host
     tree:append_text(", " .. (opcodes[h.op] or "unknown opcode") .. (h.dst_epoch == 0 and ", hello" or ""))
     data_info(pinfo, h)
     local hdr = h.op == 0 and DATA_HDR or DATA_HDR + RDMA_EXT
@@ -259,7 +269,7 @@ local function dissect_data(tvb, len, tree, pinfo, root)
         local ext = tree:add(tvb(DATA_HDR, RDMA_EXT), "RDMA extension")
         field(ext, f.srd_rkey, tvb, 64, 4)
         field(ext, f.srd_raddr, tvb, 68, 8)
-        field(ext, f.srd_read_msn, tvb, 76, 4)
+        h.msn_item, h.read_msn = field(ext, f.srd_read_msn, tvb, 76, 4)
     end
     data_rules(tvb, tree, pinfo, h)
     if len ~= hdr + h.payload_len then
@@ -309,7 +319,8 @@ local function dissect_ack(tvb, len, tree, pinfo, root)
     local si, ni, fi
     si, a.nsack = field(tree, f.ack_nsack, tvb, 6, 1)
     ni, a.nnak = field(tree, f.ack_nnak, tvb, 7, 1)
-    field(tree, f.ack_src_epoch, tvb, 8, 4)
+    local ei, src_epoch = field(tree, f.ack_src_epoch, tvb, 8, 4)
+    if src_epoch == 0 then malformed(ei, pinfo, "the acknowledging engine's epoch is zero") end
     _, a.dst_epoch = field(tree, f.ack_dst_epoch, tvb, 12, 4)
     _, a.cum = field(tree, f.ack_cum, tvb, 16, 4)
     _, a.echo = field(tree, f.ack_echo_psn, tvb, 20, 4)
@@ -335,6 +346,7 @@ local function dissect_ack(tvb, len, tree, pinfo, root)
     if host then
         local hi, d = field(tree, f.ack_host_delay, tvb, ACK_HDR, 4)
         hi:append_text(string.format(" (%.1f us)", d * 256 / 1000))
+        if d > 0xffffff then malformed(hi, pinfo, "a host delay past 24 bits") end
         off = off + 4
     end
     ack_lists(tvb, tree, pinfo, a, off)
