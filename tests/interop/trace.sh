@@ -174,6 +174,31 @@ if grep -q "epoch is zero" <<<"$out"; then
 else
 	fail "a forged zero epoch decoded as: $out"
 fi
+# DUP acks come only when a copy arrives after its ack left, which timing decides (a
+# pair may have none): the flag is set on the first real ack instead, and must decode.
+frame=$(/usr/bin/python3 - "$LOGDIR/srd_send.cli.pcap" "$LOGDIR/dup.pcap" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+off, n = 24, 0
+while off + 16 <= len(d):
+    incl = struct.unpack_from("=I", d, off + 8)[0]
+    n += 1
+    s = off + 16 + 28  # the softefa header, after IPv4 and UDP
+    if d[s + 3] & 0x7F == 3:
+        d[s + 24] |= 0x02
+        open(sys.argv[2], "wb").write(d)
+        print(n)
+        break
+    off += 16 + incl
+PY
+)
+out=$(tsh -r "$LOGDIR/dup.pcap" -Y "frame.number == ${frame:-0}" -T fields -e softefa.ack.flags.dup \
+	-e softefa.malformed -e _ws.col.Info)
+if [ -n "$frame" ] && grep -qP "^1\t\t" <<<"$out"; then
+	pass "an ack's DUP flag decodes (frame $frame)"
+else
+	fail "an ack with DUP set (frame ${frame:-none}) decoded as: $out"
+fi
 perftest_pair srd_read ib_read_lat -d efa_0 -c SRD -x 0 -n 100 -s 64 -- \
 	--auth 1 --size 64 --want read_req,read_resp,ack
 SOFTEFA_AUTH=0 perftest_pair ud_noauth ib_send_lat -d efa_0 -c UD -x 0 -n 100 -s 64 -- \
@@ -183,7 +208,8 @@ SOFTEFA_MTU=1500 perftest_pair ud_pieces ib_send_lat -d efa_0 -c UD -x 0 -n 50 -
 rr_pair rdma_write --write-lat --auth 1 --size 64 --want write,ack
 rr_pair rdma_write_imm --imm-lat --auth 1 --size 64 --want write_imm
 # Losses of order and copies on the client's sends, a receiver short of receives: acks
-# with SACK blocks, RNR NAKs and DUP. The fault hooks send datagram by datagram.
+# with SACK blocks and RNR NAKs (DUP acks too, when timing makes them). The fault hooks
+# send datagram by datagram.
 p=$(free_port)
 if SOFTEFA_FAULT_REORDER=10 SOFTEFA_FAULT_DUP=5 traced_pair faults 120 "$p" \
 	ib_send_bw -d efa_0 -c SRD -x 0 -n 300 -s 4096 -r 2 -p "$p" -- \
@@ -191,7 +217,7 @@ if SOFTEFA_FAULT_REORDER=10 SOFTEFA_FAULT_DUP=5 traced_pair faults 120 "$p" \
 	for side in srv cli; do
 		read -r port qpn <<<"$(perftest_ids "$LOGDIR/faults.$side")"
 		check "faults.$side" "$LOGDIR/faults.$side.pcap" "$LOGDIR/faults.$side.run" \
-			"$LOGDIR/faults.$side" --own-port "$port" --size 4096 --want sack,nak_rnr,dup
+			"$LOGDIR/faults.$side" --own-port "$port" --size 4096 --want sack,nak_rnr
 	done
 fi
 
