@@ -90,6 +90,9 @@
 	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")          \
 	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")   \
 	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")  \
+	X(srd_rto_probes, "SRD timeouts that probed the silent peer before resending")          \
+	X(srd_probe_lost, "SRD packets a probe's answer proved lost (resent)")                  \
+	X(srd_probe_answered, "SRD probes from peers answered with an ack")                     \
 	X(rx_unstamped, "receptions without the kernel's time: socket wait taken as network's") \
 	X(ring_send_wqes, "send WQEs taken from device rings (the direct data path)")           \
 	X(ring_recv_wqes, "receives taken from device rings")                                   \

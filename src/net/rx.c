@@ -243,6 +243,7 @@ static void rx_dispatch(struct net_engine *e, const uint8_t *pkt, size_t len,
 	switch (srd_wire_peek_type(pkt, len)) {
 	case SRD_PKT_DATA:
 	case SRD_PKT_ACK:
+	case SRD_PKT_PROBE:
 		a = net_srd_addr(from);
 		err = srd_read_pkt(e->srd, e->rx.now, e->rx.arrived, &a, pkt, len);
 		if (!err)

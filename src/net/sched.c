@@ -108,6 +108,9 @@ static void copy_stats(struct net_engine *e)
 	c->srd_peers_evicted = s->peers_evicted;
 	c->srd_rto_spurious = s->rto_spurious;
 	c->srd_rto_peer_silent = s->rto_peer_silent;
+	c->srd_rto_probes = s->rto_probes;
+	c->srd_probe_lost = s->probe_lost;
+	c->srd_probe_answered = s->probe_answered;
 }
 
 void net_engine_defer_tx(struct net_engine *e)

@@ -40,7 +40,7 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now)
 	/* Only a plain ack rides: no holes, refusals or duplicates to report, and both
 	 * sides agree who we are. */
 	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
-	    rx->hello_pending || rx->dup_pending || !rx->peer_epoch ||
+	    rx->hello_pending || rx->dup_pending || rx->answer_pending || !rx->peer_epoch ||
 	    rx->peer_epoch != p->tx.peer_epoch)
 		return;
 	h->flags |= SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST;
@@ -139,15 +139,42 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 		a->dup_path = rx->dup_path;
 		a->dup_age = rx->dup_age;
 		rx->dup_pending = false;
+	} else if (rx->answer_pending && !rx->unacked) {
+		/* All we have, built after the probe came: it names the probe, not a packet,
+		 * and says how long the probe waited here (an answer late for that is a peer
+		 * that was off the CPU, not a lost packet). Data not yet acknowledged gets its
+		 * plain ack first, whose echo is the sender's sample. */
+		a->flags = SRD_ACK_F_ANSWER | SRD_ACK_F_HOST;
+		a->host_delay = host_delay(rx->answer_arrived_ns, now);
+		a->echo_psn = rx->answer_probe;
+		rx->answer_pending = false;
 	}
 	a->nsack = (uint8_t)build_sacks(p, a->sack);
 	rx->ack_urgent = false;
 	rx->unacked = 0;
 	take_naks(rx, a);
-	/* After a lost ack, the same again at once on another path. */
-	rx->ack_pending = rx->ack_twice;
+	/* After a lost ack, the same again at once on another path; an answer still owed
+	 * (a duplicate's report took this ack) goes next. */
+	rx->ack_pending = rx->ack_twice || rx->answer_pending;
+	rx->ack_urgent = rx->answer_pending;
 	rx->ack_twice = false;
 	return second;
+}
+
+void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
+{
+	struct srd_rx *rx = &p->rx;
+
+	/* Asked by the sender incarnation we track, of this one of ours: anything else is
+	 * left to the sender's timer (its resend meets the usual epoch rules). */
+	if (!rx->peer_epoch || h->src_epoch != rx->peer_epoch || h->dst_epoch != p->ep->epoch)
+		return;
+	rx->answer_pending = true;
+	rx->answer_probe = h->probe;
+	rx->answer_arrived_ns = p->ep->in_arrived_ns;
+	rx->ack_pending = true;
+	rx->ack_urgent = true;
+	p->ep->stats.probe_answered++;
 }
 
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)

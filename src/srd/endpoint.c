@@ -377,11 +377,26 @@ int srd_read_pkt_split(struct srd_ep *ep, uint64_t now, uint64_t arrived,
 	return read_data(ep, now, from, &h, payload);
 }
 
+/*
+ * The peer an ack or a probe comes from, which must be one we know: an ack names data we
+ * sent, a probe asks about data it sent us. From anyone else they change nothing.
+ */
+static int known_sender(struct srd_ep *ep, const struct srd_addr *from, uint16_t src_port,
+                        struct srd_peer **p)
+{
+	struct srd_addr a = *from;
+
+	if (!srd_sender_ok(from->port, src_port))
+		return SRD_ERR_SOURCE;
+	a.port = src_port;
+	*p = srd_peer_find(ep, &a);
+	return *p ? 0 : SRD_ERR_UNKNOWN_PEER;
+}
+
 int srd_read_pkt(struct srd_ep *ep, uint64_t now, uint64_t arrived, const struct srd_addr *from,
                  const uint8_t *pkt, size_t len)
 {
 	int type = srd_wire_peek_type(pkt, len);
-	struct srd_addr a = *from;
 	struct srd_peer *p;
 	int err;
 
@@ -398,17 +413,21 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, uint64_t arrived, const struct
 		struct srd_ack_hdr h;
 
 		err = srd_ack_decode(pkt, len, &h);
+		if (!err)
+			err = known_sender(ep, from, h.src_port, &p);
 		if (err)
 			return err;
-		if (!srd_sender_ok(from->port, h.src_port))
-			return SRD_ERR_SOURCE;
-		a.port = h.src_port;
-		/* An ack names data we sent: a peer we do not know gets nothing from it. */
-		p = srd_peer_find(ep, &a);
-		if (!p)
-			return SRD_ERR_UNKNOWN_PEER;
 		ep->stats.ack_rx++;
 		srd_tx_on_ack(p, &h, now);
+	} else if (type == SRD_PKT_PROBE) {
+		struct srd_probe_hdr h;
+
+		err = srd_probe_decode(pkt, len, &h);
+		if (!err)
+			err = known_sender(ep, from, h.src_port, &p);
+		if (err)
+			return err;
+		srd_rx_on_probe(p, &h);
 	} else {
 		return type < 0 ? type : SRD_ERR_TYPE;
 	}

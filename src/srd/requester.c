@@ -239,6 +239,22 @@ static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
 	return rto > p->ep->cfg.rto_max_ns ? p->ep->cfg.rto_max_ns : rto;
 }
 
+/*
+ * When a packet in flight times out. What went before an unanswered probe and was due
+ * then waits a timeout more for the answer (docs/srd.md, "Probes").
+ */
+#define SRD_PROBES 3u /* probes of one silence before what they covered is resent */
+
+static uint64_t slot_due(const struct srd_peer *p, const struct srd_slot *s)
+{
+	uint64_t rto = slot_rto(p, s);
+
+	/* The first probe waits one timeout, each next twice as long as the one before. */
+	if (p->tx.probe_out && s->sent_ns <= p->tx.probe_upto_ns)
+		return p->tx.probe_ns + (rto << (p->tx.probe_n - 1));
+	return s->sent_ns + rto;
+}
+
 static bool outstanding(const struct srd_tx *tx)
 {
 	return tx->inflight || !list_empty(&tx->retx) || !list_empty(&tx->rnrq) ||
@@ -253,7 +269,7 @@ uint64_t srd_tx_deadline(const struct srd_peer *p)
 	if (!list_empty(&tx->inflight_list)) {
 		const struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
 
-		d = s->sent_ns + slot_rto(p, s);
+		d = slot_due(p, s);
 	}
 	if (!list_empty(&tx->rnrq)) {
 		const struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);
@@ -410,6 +426,7 @@ static void fail_all(struct srd_peer *p, int status)
 	struct srd_tx *tx = &p->tx;
 
 	srd_undo_forget(p); /* its PSNs are gone, and the incarnation it timed */
+	tx->probe_out = tx->probe_due = false;
 	for (uint32_t psn = tx->una; psn_lt(psn, tx->next_psn); psn++) {
 		struct srd_slot *s = slot_of(p, psn);
 
@@ -516,7 +533,7 @@ static bool can_send_new(const struct srd_peer *p, uint64_t now)
 
 bool srd_tx_has_work(const struct srd_peer *p, uint64_t now)
 {
-	return (!list_empty(&p->tx.retx) && window_open(&p->tx, now)) ||
+	return p->tx.probe_due || (!list_empty(&p->tx.retx) && window_open(&p->tx, now)) ||
 	       (!list_empty(&p->tx.sendq) && can_send_new(p, now));
 }
 
@@ -616,6 +633,22 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	uint32_t mss;
 	struct srd_msg *m;
 
+	if (tx->probe_due) {
+		struct srd_probe_hdr h = {p->ep->cfg.local_port, p->ep->epoch, tx->peer_epoch,
+		                          tx->probe};
+
+		/* On the path the peer last answered on, the likeliest to bring an answer; a
+		 * second probe on another (the first's path may be the one that failed). */
+		tx->probe_due = false;
+		out->hdr_len = (uint32_t)srd_probe_encode(out->hdr, &h);
+		out->path = tx->probe_n > 1 ? srd_path_pick(p, now, tx->probe_path)
+		                            : srd_path_pick_proven(p, now, UINT32_MAX);
+		tx->probe_path = out->path;
+		out->cookie = NULL;
+		out->msg = NULL;
+		out->offset = out->len = 0;
+		return 1;
+	}
 	/* Retransmissions first, but inside the congestion window too: after a burst of
 	 * losses, resending them all at once would only overflow the same queue again. */
 	if (!list_empty(&tx->retx) && window_open(tx, now)) {
@@ -979,6 +1012,65 @@ static uint64_t late_original(struct srd_peer *p, const struct srd_ack_hdr *a, u
 	return now - s->sent_ns;
 }
 
+/*
+ * How late the peer was, from its answer to one of our last probes: when the probe spent
+ * most of its round trip waiting in the peer's host, or its round trip was twice the
+ * longest a round trip normally takes, the peer was off the CPU (or the way that slow),
+ * and the packets that probe asked about waited as long (the oldest since it left: an
+ * estimate that errs long by a round trip). A prompt answer shows nothing late: a lost
+ * packet or a lost ack.
+ */
+static uint64_t probe_late(const struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+{
+	const struct srd_tx *tx = &p->tx;
+	uint64_t waited = (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT, trip, sent, first;
+
+	if (tx->probe - a->echo_psn >= SRD_PROBE_MEMORY)
+		return 0;
+	sent = tx->probe_memory[a->echo_psn % SRD_PROBE_MEMORY].sent_ns;
+	first = tx->probe_memory[a->echo_psn % SRD_PROBE_MEMORY].first_ns;
+	if (!sent || now <= sent || now <= first)
+		return 0;
+	trip = now - sent;
+	if (2 * waited < trip && trip < 2 * (tx->rtt.srtt_ns + 4 * tx->rtt.rttvar_ns))
+		return 0;
+	return now - first;
+}
+
+/*
+ * After an ack, while a probe is out. Its answer was built after the probe came, so
+ * what it lacks of what was due when the probe left is lost: resent now, no timeout
+ * counted, and its paths blamed as a timeout's would be with the peer answering (the
+ * answer is that). (Only what was due: a packet sent just before the probe may still
+ * be on its way by another path.) Without an answer, the probe is over once nothing it
+ * covered is left in flight.
+ */
+static void probe_settle(struct srd_peer *p, bool answered, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+	uint64_t paths = 0;
+
+	if (!tx->probe_out)
+		return;
+	while (answered && !list_empty(&tx->inflight_list)) {
+		struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
+
+		if (s->sent_ns > tx->probe_upto_ns)
+			break;
+		paths |= 1ull << s->path;
+		mark_lost(p, s);
+		p->ep->stats.probe_lost++;
+	}
+	if (paths)
+		tx->cc.ops->on_loss(&tx->cc, now);
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (paths >> i & 1)
+			srd_path_on_rto(p, i, now);
+	if (answered || list_empty(&tx->inflight_list) ||
+	    container_of(tx->inflight_list.next, struct srd_slot, q)->sent_ns > tx->probe_upto_ns)
+		tx->probe_out = false;
+}
+
 void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
@@ -986,7 +1078,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
 	struct rtt_split rtt;
 	uint64_t late, first_sent = 0;
-	bool refused = false, proven;
+	bool refused = false, proven, answer;
 
 	if (!ack_current(p, a, now))
 		return;
@@ -995,9 +1087,13 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 		return;
 	}
 	srd_tx_learn_epoch(p, a->src_epoch);
-	rtt = echo_sample(p, a, now);
+	/* An answer's echo names a probe, not a packet: no sample, no lateness from it. */
+	answer = a->flags & SRD_ACK_F_ANSWER;
+	rtt = answer ? (struct rtt_split){0, 0} : echo_sample(p, a, now);
 	proven = dup_proves(p, a, &first_sent);
-	late = proven ? late_by_report(a, first_sent, now) : late_original(p, a, now);
+	late = proven   ? late_by_report(a, first_sent, now)
+	       : answer ? probe_late(p, a, now)
+	                : late_original(p, a, now);
 	for (unsigned i = 0; i < a->nnak; i++)
 		refused |= on_nak(p, &a->nak[i], now);
 	memset(ap.on, 0, sizeof(ap.on));
@@ -1011,6 +1107,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 			srd_path_on_delivery(p, i, now);
 	srd_undo_on_ack(p, proven || ap.orig_of_lost, late, now);
 	detect_losses(p, &ap, now);
+	probe_settle(p, answer && a->echo_psn == tx->probe, now);
 	if (newly)
 		tx->cc.ops->on_ack(&tx->cc, newly, rtt.fabric, rtt.host, now);
 }
@@ -1053,7 +1150,7 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
 		const struct srd_slot *s = container_of(l, struct srd_slot, q);
 
-		if (s->sent_ns + slot_rto(p, s) > now)
+		if (slot_due(p, s) > now)
 			break;
 		if (!paths)
 			lo = hi = s->psn;
@@ -1067,6 +1164,49 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 		srd_undo_save(p, lo, hi, paths, now);
 }
 
+/*
+ * A timeout may be a peer off the CPU rather than a loss, even one heard from since the
+ * packet left (it read what came before, then lost the CPU): ask first (a probe), and
+ * resend only what its answer lacks, or all of it a timeout later without one.
+ */
+static bool probe_first(struct srd_peer *p, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+	const struct srd_slot *first;
+	uint64_t upto = 0;
+
+	if ((tx->probe_out && tx->probe_n >= SRD_PROBES) || !tx->peer_epoch ||
+	    list_empty(&tx->inflight_list))
+		return false;
+	first = container_of(tx->inflight_list.next, struct srd_slot, q);
+	/* Once per packet: one resent already had its probes, and a peer that answers
+	 * probes but loses data must still get dozens of tries in one peer timeout. */
+	if (slot_due(p, first) > now || first->tx_count > 1)
+		return false;
+	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
+		const struct srd_slot *s = container_of(l, struct srd_slot, q);
+
+		if (slot_due(p, s) > now)
+			break;
+		upto = s->sent_ns;
+	}
+	if (!tx->probe_out) {
+		tx->probe_n = 0;
+		tx->probe_first_ns = first->sent_ns;
+	}
+	if (!tx->probe_out || upto > tx->probe_upto_ns)
+		tx->probe_upto_ns = upto;
+	tx->probe++;
+	tx->probe_n++;
+	tx->probe_ns = now;
+	tx->probe_memory[tx->probe % SRD_PROBE_MEMORY].sent_ns = now;
+	tx->probe_memory[tx->probe % SRD_PROBE_MEMORY].first_ns = tx->probe_first_ns;
+	tx->probe_out = tx->probe_due = true;
+	p->ep->stats.rto_probes++;
+	srd_peer_mark_ready(p);
+	return true;
+}
+
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
@@ -1075,11 +1215,13 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	uint64_t oldest = 0;    /* when the first of them was sent */
 
 	srd_undo_tick(p, now);
+	if (probe_first(p, now))
+		goto rest;
 	timeout_save(p, now);
 	while (!list_empty(&tx->inflight_list)) {
 		struct srd_slot *s = container_of(tx->inflight_list.next, struct srd_slot, q);
 
-		if (s->sent_ns + slot_rto(p, s) > now)
+		if (slot_due(p, s) > now)
 			break;
 		if (!timed_out)
 			oldest = s->sent_ns;
@@ -1094,7 +1236,9 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 			tx->rto_backoff++;
 		tx->cc.ops->on_timeout(&tx->cc, now);
 		blame_paths(p, timed_out, oldest, now);
+		tx->probe_out = false; /* unanswered: what it covered is resent */
 	}
+rest:
 	while (!list_empty(&tx->rnrq)) {
 		struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);
 

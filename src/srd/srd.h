@@ -325,6 +325,9 @@ struct srd_stats {
 	uint64_t rto_fired, fast_lost;
 	uint64_t rto_spurious;    /* timeouts the peer proved spurious: undone (undo.c) */
 	uint64_t rto_peer_silent; /* timeouts with the peer silent on every path: blame waits */
+	uint64_t rto_probes;      /* timeouts that asked the silent peer (a probe) first */
+	uint64_t probe_lost;      /* packets a probe's answer proved lost */
+	uint64_t probe_answered;  /* probes of peers answered (an ack with ANSWER) */
 	uint64_t msgs_tx_ok, msgs_tx_err, msgs_rx, reads_rx;
 	uint64_t stale_epoch_rx, peer_restarts;
 	uint64_t path_down, path_up;

@@ -139,8 +139,8 @@ struct srd_undo {
 	uint32_t rto_backoff;
 	uint64_t paths; /* the paths it declared packets lost on, as bits */
 	uint64_t blame; /* those it has yet to blame: the peer was silent on every path */
-	/* Its packets acked after a resend, the last few: a report that one came twice may
-	 * follow, and say which copy came first (dup_proves in requester.c). */
+	/* Its first packets acked after a resend: a report that one came twice may follow,
+	 * and say which copy came first (dup_proves in requester.c). */
 	struct {
 		uint32_t psn;
 		uint8_t first_path;
@@ -148,6 +148,8 @@ struct srd_undo {
 	} resent[SRD_UNDO_RESENT];
 	uint32_t nresent;
 };
+
+#define SRD_PROBE_MEMORY 4u
 
 struct srd_tx {
 	uint32_t peer_epoch; /* learned from its first ack or data; 0 = unknown */
@@ -186,6 +188,22 @@ struct srd_tx {
 	uint64_t n_retx, n_rto, n_failed;
 	uint64_t gone_ns;    /* the peer timeout last failed its messages then ... */
 	uint8_t gone_status; /* ... with this status (13 or 15) */
+	/* A timeout asks before it resends (docs/srd.md, "Probes"): probe numbers the last
+	 * one, sent at probe_ns; while probe_out, what was sent before it waits for the
+	 * answer, or for a timeout more. The last SRD_PROBE_MEMORY probes are remembered
+	 * (sent, and the oldest packet each covered): an answer to an earlier one than the
+	 * last still says how late the peer was. */
+	uint32_t probe;
+	uint64_t probe_ns;
+	uint64_t probe_first_ns; /* the oldest packet it covers was sent then ... */
+	uint64_t probe_upto_ns;  /* ... and the newest (due when the first probe left) */
+	uint32_t probe_n;        /* probes of this silence, at most SRD_PROBES */
+	uint32_t probe_path;     /* the last one's */
+	bool probe_out;
+	bool probe_due; /* the probe is still to be written */
+	struct {
+		uint64_t sent_ns, first_ns;
+	} probe_memory[SRD_PROBE_MEMORY]; /* by probe number modulo the size */
 };
 
 /* ---- receiver ---------------------------------------------------------------------- */
@@ -249,6 +267,9 @@ struct srd_rx {
 	uint8_t dup_path;         /* dup_psn's, or 0xff when the window has moved on */
 	uint16_t dup_age;         /* how long before dup_psn's copy it first came, or 0xffff */
 	bool dup_pending;         /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	bool answer_pending;      /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
+	uint32_t answer_probe;
+	uint64_t answer_arrived_ns; /* when the probe came to the host */
 	/* The last acks we sent (cumulative point and time), for ack_was_lost. */
 	struct srd_ack_sent acks[SRD_ACK_HISTORY];
 	uint32_t nacks;
@@ -443,6 +464,8 @@ void srd_rx_free(struct srd_peer *p);
 void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                     uint64_t now);
 void srd_rx_expiry(struct srd_peer *p, uint64_t now);
+/* A peer's probe: an answer is owed if it asks the incarnations we track. */
+void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h);
 uint64_t srd_rx_deadline(const struct srd_peer *p);
 
 /* ack.c: what the responder tells the sender */

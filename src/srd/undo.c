@@ -86,8 +86,14 @@ bool srd_undo_covers(const struct srd_peer *p, uint32_t psn)
 void srd_undo_note_resent(struct srd_peer *p, uint32_t psn, uint8_t first_path, uint64_t first_sent)
 {
 	struct srd_undo *u = &p->tx.undo;
-	uint32_t i = u->nresent++ % SRD_UNDO_RESENT;
+	uint32_t i = u->nresent;
 
+	/* The first of the episode are kept, not the last: the receiver reports the first
+	 * copy it saw twice, and one ack after a long stall acknowledges a window of resent
+	 * packets at once, lowest first (a ring kept only the tail, and no report matched). */
+	if (i >= SRD_UNDO_RESENT)
+		return;
+	u->nresent++;
 	u->resent[i].psn = psn;
 	u->resent[i].first_path = first_path;
 	u->resent[i].first_sent_ns = first_sent;

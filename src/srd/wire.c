@@ -54,7 +54,7 @@ int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 		return SRD_ERR_MAGIC;
 	if (pkt[2] != SRD_WIRE_VERSION)
 		return SRD_ERR_VERSION;
-	if ((pkt[3] & ~SRD_PKT_F_AUTH) < SRD_PKT_UD || (pkt[3] & ~SRD_PKT_F_AUTH) > SRD_PKT_UD_FRAG)
+	if ((pkt[3] & ~SRD_PKT_F_AUTH) < SRD_PKT_UD || (pkt[3] & ~SRD_PKT_F_AUTH) > SRD_PKT_PROBE)
 		return SRD_ERR_TYPE;
 	return pkt[3] & ~SRD_PKT_F_AUTH;
 }
@@ -384,7 +384,8 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	h->host_delay = h->flags & SRD_ACK_F_HOST ? get32(pkt + SRD_ACK_HDR_LEN) : 0;
 	/* A delay only ever said of a packet acknowledged: not in a STALE answer. */
 	if (h->src_port == 0 || h->src_epoch == 0 ||
-	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST)) ||
+	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST | SRD_ACK_F_ANSWER)) ||
+	    ((h->flags & SRD_ACK_F_ANSWER) && (h->flags & (SRD_ACK_F_STALE | SRD_ACK_F_DUP))) ||
 	    ((h->flags & SRD_ACK_F_HOST) &&
 	     ((h->flags & SRD_ACK_F_STALE) || h->host_delay > SRD_HOST_DELAY_MAX)) ||
 	    (!(h->flags & SRD_ACK_F_DUP) && (pkt[25] || pkt[26] || pkt[27])))
@@ -402,5 +403,41 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 		if (p[5] || p[6] || p[7] || !srd_wire_refusal(h->nak[i].status))
 			return SRD_ERR_FORMAT;
 	}
+	return 0;
+}
+
+/*
+ * PROBE layout (20 bytes):
+ *   0 magic u16 | 2 version u8 | 3 type u8 | 4 src_port u16 | 6 reserved u16 (zero)
+ *   8 src_epoch u32 | 12 dst_epoch u32 | 16 probe u32
+ */
+size_t srd_probe_encode(uint8_t *buf, const struct srd_probe_hdr *h)
+{
+	put_prefix(buf, SRD_PKT_PROBE);
+	put16(buf + 4, h->src_port);
+	put16(buf + 6, 0);
+	put32(buf + 8, h->src_epoch);
+	put32(buf + 12, h->dst_epoch);
+	put32(buf + 16, h->probe);
+	return SRD_PROBE_LEN;
+}
+
+int srd_probe_decode(const uint8_t *pkt, size_t len, struct srd_probe_hdr *h)
+{
+	int type = srd_wire_peek_type(pkt, len);
+
+	if (type < 0)
+		return type;
+	if (type != SRD_PKT_PROBE)
+		return SRD_ERR_TYPE;
+	if (len != SRD_PROBE_LEN)
+		return len < SRD_PROBE_LEN ? SRD_ERR_SHORT : SRD_ERR_FORMAT;
+	h->src_port = get16(pkt + 4);
+	h->src_epoch = get32(pkt + 8);
+	h->dst_epoch = get32(pkt + 12);
+	h->probe = get32(pkt + 16);
+	/* Only a sender that knows whom it asks probes: both incarnations are named. */
+	if (h->src_port == 0 || get16(pkt + 6) != 0 || h->src_epoch == 0 || h->dst_epoch == 0)
+		return SRD_ERR_FORMAT;
 	return 0;
 }

@@ -23,6 +23,7 @@ enum srd_pkt_type {
 	SRD_PKT_DATA = 2,    /* one packet of a reliable (SRD) message */
 	SRD_PKT_ACK = 3,     /* selective acknowledgement and negative acknowledgements */
 	SRD_PKT_UD_FRAG = 4, /* one piece of a UD message too large for one datagram */
+	SRD_PKT_PROBE = 5,   /* "answer me": a sender's timeout asks before it resends */
 };
 
 /* In the type byte: the datagram ends in an authentication trailer (auth.h). The
@@ -151,11 +152,14 @@ int srd_data_decode_hdr(const uint8_t *pkt, size_t avail, size_t len, struct srd
 	(SRD_ACK_HDR_LEN + SRD_ACK_HOST_LEN + 8u * (SRD_ACK_MAX_SACK + SRD_ACK_MAX_NAK))
 
 enum srd_ack_flags {
-	SRD_ACK_F_STALE = 1u << 0, /* the data named an incarnation of mine that is gone */
-	SRD_ACK_F_DUP = 1u << 1,   /* echo_psn names a packet that came again: a copy of */
-	                           /* one already received (the sender's timeout, or our */
-	                           /* lost ack, sent it twice) */
-	SRD_ACK_F_HOST = 1u << 2,  /* host_delay follows the fixed header */
+	SRD_ACK_F_STALE = 1u << 0,  /* the data named an incarnation of mine that is gone */
+	SRD_ACK_F_DUP = 1u << 1,    /* echo_psn names a packet that came again: a copy of */
+	                            /* one already received (the sender's timeout, or our */
+	                            /* lost ack, sent it twice) */
+	SRD_ACK_F_HOST = 1u << 2,   /* host_delay follows the fixed header */
+	SRD_ACK_F_ANSWER = 1u << 3, /* echo_psn is the number of the probe this answers, */
+	                            /* not a PSN, host_delay the probe's wait: no RTT */
+	                            /* sample (never with STALE or DUP) */
 };
 
 /*
@@ -200,6 +204,27 @@ struct srd_ack_hdr {
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h);
 /* Decodes an ack: 0, or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
 int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h);
+
+/* ---- SRD probe ----------------------------------------------------------------- */
+
+/*
+ * A sender whose timer fired while the peer was silent on every path asks before it
+ * resends: the peer answers with an ack (SRD_ACK_F_ANSWER) of all it has, so what that
+ * answer lacks of what went before the probe was lost, and what it has was not
+ * (docs/srd.md, "Probes"). 20 bytes.
+ */
+#define SRD_PROBE_LEN 20u
+
+struct srd_probe_hdr {
+	uint16_t src_port;
+	uint32_t src_epoch; /* the probing sender's incarnation */
+	uint32_t dst_epoch; /* the receiver incarnation it asks (never 0) */
+	uint32_t probe;     /* the sender's number for this probe, echoed in the answer */
+};
+
+size_t srd_probe_encode(uint8_t *buf, const struct srd_probe_hdr *h);
+/* Decodes a probe: 0, or an srd_err (SRD_ERR_SHORT … SRD_ERR_FORMAT). */
+int srd_probe_decode(const uint8_t *pkt, size_t len, struct srd_probe_hdr *h);
 
 /*
  * Is status one a responder refuses a packet with (a NAK's, or, but for RNR, a refused

@@ -24,7 +24,7 @@ static void check_prefix(const uint8_t *pkt, size_t len)
 		FUZZ_CHECK(len >= 4 && pkt[0] == 0x5e && pkt[1] == 0xfa &&
 		           pkt[2] == SRD_WIRE_VERSION);
 		FUZZ_CHECK(t == (int)(pkt[3] & ~SRD_PKT_F_AUTH) && t >= SRD_PKT_UD &&
-		           t <= SRD_PKT_UD_FRAG);
+		           t <= SRD_PKT_PROBE);
 		FUZZ_CHECK(srd_wire_authenticated(pkt, len) == !!(pkt[3] & SRD_PKT_F_AUTH));
 	} else {
 		FUZZ_CHECK(t == SRD_ERR_SHORT || t == SRD_ERR_MAGIC || t == SRD_ERR_VERSION ||
@@ -164,8 +164,11 @@ static bool check_ack(const uint8_t *pkt, size_t len)
 	FUZZ_CHECK(h.nsack <= SRD_ACK_MAX_SACK && h.nnak <= SRD_ACK_MAX_NAK);
 	FUZZ_CHECK(len == SRD_ACK_HDR_LEN + (h.flags & SRD_ACK_F_HOST ? SRD_ACK_HOST_LEN : 0) +
 	                      8u * ((size_t)h.nsack + h.nnak));
-	FUZZ_CHECK(h.src_port != 0 && h.src_epoch != 0 &&
-	           !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST)));
+	FUZZ_CHECK(
+	    h.src_port != 0 && h.src_epoch != 0 &&
+	    !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST | SRD_ACK_F_ANSWER)));
+	/* A probe's answer is neither a refusal of an incarnation nor a duplicate's report. */
+	FUZZ_CHECK(!(h.flags & SRD_ACK_F_ANSWER) || !(h.flags & (SRD_ACK_F_STALE | SRD_ACK_F_DUP)));
 	/* A host delay fits its 24 bits, only with HOST, never in a STALE answer. */
 	FUZZ_CHECK(h.host_delay <= SRD_HOST_DELAY_MAX);
 	FUZZ_CHECK((h.flags & SRD_ACK_F_HOST) ? !(h.flags & SRD_ACK_F_STALE) : h.host_delay == 0);
@@ -176,6 +179,22 @@ static bool check_ack(const uint8_t *pkt, size_t len)
 	for (unsigned i = 0; i < h.nnak; i++)
 		FUZZ_CHECK(srd_wire_refusal(h.nak[i].status));
 	FUZZ_CHECK(srd_ack_encode(out, &h) == len);
+	FUZZ_CHECK(memcmp(out, pkt, len) == 0);
+	return true;
+}
+
+static bool check_probe(const uint8_t *pkt, size_t len)
+{
+	uint8_t out[SRD_PROBE_LEN];
+	struct srd_probe_hdr h;
+	int err = srd_probe_decode(pkt, len, &h);
+
+	check_err(err);
+	if (err)
+		return false;
+	FUZZ_CHECK(pkt[3] == SRD_PKT_PROBE && len == SRD_PROBE_LEN);
+	FUZZ_CHECK(h.src_port != 0 && h.src_epoch != 0 && h.dst_epoch != 0);
+	FUZZ_CHECK(srd_probe_encode(out, &h) == len);
 	FUZZ_CHECK(memcmp(out, pkt, len) == 0);
 	return true;
 }
@@ -201,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	decoded += check_ud_frag(pkt, size);
 	decoded += check_data(pkt, size, beyond);
 	decoded += check_ack(pkt, size);
+	decoded += check_probe(pkt, size);
 	/* At most one decoder takes any datagram: the type byte picks it. */
 	FUZZ_CHECK(decoded <= 1);
 	free(pkt);

@@ -507,6 +507,10 @@ static void check_out(const uint8_t *pkt, size_t len, const struct srd_pkt_out *
 
 		FUZZ_CHECK(srd_data_decode(pkt, len, &d, &payload) == 0);
 		FUZZ_CHECK(d.payload_len == out->len && srd_data_hdr_len(d.opcode) == out->hdr_len);
+	} else if (type == SRD_PKT_PROBE) {
+		struct srd_probe_hdr p;
+
+		FUZZ_CHECK(srd_probe_decode(pkt, len, &p) == 0 && !out->len);
 	} else {
 		static struct srd_ack_hdr a;
 

@@ -25,7 +25,8 @@ FIELDS = [
     "softefa.srd.payload_len", "softefa.srd.msg_len", "softefa.srd.src_qpn",
     "softefa.srd.dst_qpn", "softefa.srd.qkey", "softefa.srd.hello", "softefa.srd.flags.ack",
     "softefa.srd.flags.ack_host", "softefa.ack.flags.host", "softefa.ack.nsack",
-    "softefa.ack.nnak", "softefa.ack.flags.dup", "softefa.ack.nak.status",
+    "softefa.ack.nnak", "softefa.ack.flags.dup", "softefa.ack.flags.answer",
+    "softefa.ack.nak.status",
     "softefa.ud.qkey", "softefa.ud.payload_len", "softefa.ud.src_qpn", "softefa.ud.dst_qpn",
     "softefa.piece.msg_len", "softefa.auth.salt",
 ]
@@ -36,7 +37,7 @@ ERROR_SEVERITY = 0x00800000  # Wireshark's PI_ERROR
 def kinds(r):
     """The kinds of packet one record is (for --want)."""
     t, out = r["softefa.type"], set()
-    out.add({"1": "ud", "2": "data", "3": "ack", "4": "piece"}.get(t, "unknown"))
+    out.add({"1": "ud", "2": "data", "3": "ack", "4": "piece", "5": "probe"}.get(t, "unknown"))
     if t == "2":
         out.add({v: k for k, v in OPS.items()}.get(int(r["softefa.srd.opcode"] or -1), "op?"))
         if r["softefa.srd.hello"] == "1":
@@ -50,6 +51,8 @@ def kinds(r):
             out.add("ack_host")
         if r["softefa.ack.flags.dup"] == "1":
             out.add("dup")
+        if r["softefa.ack.flags.answer"] == "1":
+            out.add("answer")
         if int(r["softefa.ack.nsack"] or 0):
             out.add("sack")
         if int(r["softefa.ack.nnak"] or 0):

@@ -488,27 +488,10 @@ static void test_old_straggler(void)
 	sim_free(s);
 }
 
-/* Host 1's process off the CPU: what arrives for it in [from, from + len) waits in its
- * socket until the end; it answers nothing meanwhile. */
-struct stall {
-	struct sim *s;
-	uint64_t from[2], len;
-};
-
-static bool stall_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
-{
-	struct stall *st = arg;
-	uint64_t arrive = sim_now(st->s) + plain_link().delay_ns;
-
-	for (int i = 0; i < 2; i++)
-		if (w->to == 1 && arrive >= st->from[i] && arrive < st->from[i] + st->len)
-			*hold_ns = st->from[i] + st->len - arrive;
-	return false;
-}
-
 /*
- * Messages every `gap` ns to a receiver that is descheduled for 5 ms, twice. The first
- * stall times packets out, but the receiver proves the timeout spurious: its acks for
+ * Messages every `gap` ns to a receiver that is descheduled for 12 ms, twice: longer
+ * than its sender's probes wait for an answer (test_probe). The first stall times
+ * packets out, but the receiver proves the timeout spurious: its acks for
  * the originals (a stream: the window holds more than it resends) or its report that a
  * resent copy came after one on the original's path (one message at a time: the resend
  * goes at once). The timeout is undone and no path is taken down for a slow host, at
@@ -519,11 +502,11 @@ static void stalled_receiver(uint64_t gap)
 {
 	struct srd_config c = base_cfg();
 	struct sim *s = pair_plain(13, &c);
-	struct stall st = {s, {5 * SIM_NS_PER_MS, 30 * SIM_NS_PER_MS}, 5 * SIM_NS_PER_MS};
 	uint64_t rto_first;
 	uint32_t n = 0;
 
-	sim_set_filter(s, stall_filter, &st);
+	sim_stall_at(s, 5 * SIM_NS_PER_MS, 1, 12 * SIM_NS_PER_MS);
+	sim_stall_at(s, 30 * SIM_NS_PER_MS, 1, 12 * SIM_NS_PER_MS);
 	for (uint64_t t = 0; t < 50 * SIM_NS_PER_MS; t += gap, n++)
 		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 3000, t, SIM_OP_OK, 0) != UINT32_MAX);
 	sim_run_until(s, 20 * SIM_NS_PER_MS);
@@ -571,6 +554,63 @@ static void test_host_delay(void)
 	CHECK(after.cwnd >= before.cwnd); /* not cut for the second stall */
 	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
 	CHECK_EQ(ep_stats(s, 0)->path_down, 0);
+	sim_free(s);
+}
+
+/*
+ * Probes (docs/srd.md): one message every 5 ms to a receiver that goes off the CPU for
+ * 1.8 ms, each time just after a message left. The timer (1 ms) fires with the peer
+ * silent: it asks instead of resending, and the answer, late, shows all arrived and how
+ * late the peer was, so nothing is resent and later stalls probe no more. Then a lone
+ * packet lost to a live receiver (once the peers know each other: a probe names both): the probe's prompt answer lacks it, so it goes again
+ * at once (a real loss, no timeout counted), and is delivered.
+ */
+static bool drop_one_data(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	int *left = arg;
+
+	(void)hold_ns;
+	if (*left <= 0 || !is_kind(w, SRD_PKT_DATA) || w->from != 0)
+		return false;
+	--*left;
+	return true;
+}
+
+static void test_probe(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(17, &c);
+	int drops = 0;
+
+	for (int i = 0; i < 8; i++) {
+		uint64_t t = (uint64_t)(i + 1) * 5 * SIM_NS_PER_MS;
+
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 500, t, SIM_OP_OK, 0) != UINT32_MAX);
+		sim_stall_at(s, t + 5 * SIM_NS_PER_US, 1, 1800 * SIM_NS_PER_US);
+	}
+	CHECK(run(s));
+	check_delivery(s, 0, 8);
+	CHECK(ep_stats(s, 0)->rto_probes > 0); /* the first stall was asked about */
+	CHECK(ep_stats(s, 0)->rto_probes < 8); /* ... and taught the timer */
+	CHECK(ep_stats(s, 1)->probe_answered > 0);
+	CHECK_EQ(ep_stats(s, 0)->data_retx, 0); /* nothing resent to a slow host */
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	CHECK_EQ(ep_stats(s, 1)->data_dup_rx, 0);
+	sim_free(s);
+
+	s = pair_plain(18, &c);
+	post(s, SIM_OP_SEND, 500, SIM_OP_OK); /* the peers know each other */
+	CHECK(run(s));
+	drops = 1;
+	sim_set_filter(s, drop_one_data, &drops);
+	post(s, SIM_OP_SEND, 500, SIM_OP_OK);
+	CHECK(run(s));
+	check_delivery(s, 0, 2);
+	CHECK_EQ(drops, 0);                      /* the packet was lost */
+	CHECK_EQ(ep_stats(s, 0)->rto_probes, 1); /* the peer was asked ... */
+	CHECK_EQ(ep_stats(s, 0)->probe_lost, 1); /* ... and its answer lacked it */
+	CHECK_EQ(ep_stats(s, 0)->data_retx, 1);
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
 	sim_free(s);
 }
 
@@ -987,6 +1027,7 @@ int main(void)
 	test_peer_restart();
 	test_old_straggler();
 	test_stalled_receiver();
+	test_probe();
 	test_host_delay();
 	test_path_death();
 	test_congestion();

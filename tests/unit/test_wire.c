@@ -205,7 +205,7 @@ static void test_statuses(void)
 }
 
 /* A duplicate's report: DUP carries the path its packet first came by (byte 25) and how
- * long before (bytes 26-27); they are zero in every other ack; a third flag is
+ * long before (bytes 26-27); they are zero in every other ack; a flag past ANSWER is
  * malformed. */
 static void test_dup_report(void)
 {
@@ -234,9 +234,59 @@ static void test_dup_report(void)
 		CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
 		buf[i] = 0;
 	}
-	a.flags = 1u << 3;
+	a.flags = 1u << 4;
 	n = srd_ack_encode(buf, &a);
 	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
+}
+
+/* A probe is 20 bytes naming both incarnations; its answer is an ack with ANSWER (and
+ * the probe's host delay), never with DUP or STALE. */
+static void test_probe(void)
+{
+	uint8_t buf[SRD_ACK_MAX_LEN];
+	struct srd_probe_hdr p = {
+	    .src_port = 4791, .src_epoch = 7, .dst_epoch = 8, .probe = 0xfeed};
+	struct srd_probe_hdr gp;
+	struct srd_ack_hdr a = {.src_port = 4791,
+	                        .src_epoch = 8,
+	                        .dst_epoch = 7,
+	                        .cum = 10,
+	                        .echo_psn = 0xfeed,
+	                        .flags = SRD_ACK_F_ANSWER | SRD_ACK_F_HOST,
+	                        .host_delay = 1234};
+	struct srd_ack_hdr ga;
+	size_t n = srd_probe_encode(buf, &p);
+
+	CHECK_EQ(n, SRD_PROBE_LEN);
+	CHECK_EQ(srd_wire_peek_type(buf, n), SRD_PKT_PROBE);
+	CHECK_EQ(srd_probe_decode(buf, n, &gp), 0);
+	CHECK_EQ(gp.src_port, 4791);
+	CHECK_EQ(gp.src_epoch, 7);
+	CHECK_EQ(gp.dst_epoch, 8);
+	CHECK_EQ(gp.probe, 0xfeed);
+	for (size_t len = 0; len < n; len++)
+		CHECK(srd_probe_decode(buf, len, &gp) != 0);
+	CHECK_EQ(srd_probe_decode(buf, n + 1, &gp), SRD_ERR_FORMAT);
+	buf[7] = 1; /* reserved */
+	CHECK_EQ(srd_probe_decode(buf, n, &gp), SRD_ERR_FORMAT);
+	p.dst_epoch = 0; /* a probe asks a known incarnation */
+	n = srd_probe_encode(buf, &p);
+	CHECK_EQ(srd_probe_decode(buf, n, &gp), SRD_ERR_FORMAT);
+
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), 0);
+	CHECK_EQ(ga.flags, SRD_ACK_F_ANSWER | SRD_ACK_F_HOST);
+	CHECK_EQ(ga.echo_psn, 0xfeed);
+	CHECK_EQ(ga.host_delay, 1234);
+	a.flags = SRD_ACK_F_ANSWER;
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), 0);
+	a.flags = SRD_ACK_F_ANSWER | SRD_ACK_F_DUP;
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
+	a.flags = SRD_ACK_F_ANSWER | SRD_ACK_F_STALE;
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
 }
 
 /* Host delay: with HOST an ack carries 4 bytes after its fixed header (the blocks
@@ -299,6 +349,7 @@ static void test_host_delay(void)
 int main(void)
 {
 	test_dup_report();
+	test_probe();
 	test_host_delay();
 	test_roundtrip();
 	test_truncated();

@@ -23,7 +23,7 @@ local UD_HDR, PIECE_HDR, DATA_HDR, RDMA_EXT, ACK_HDR = 24, 36, 64, 16, 28
 
 local p = Proto("softefa", "softefa (EFA and SRD over UDP)")
 
-local types = {[1] = "UD", [2] = "SRD data", [3] = "SRD ack", [4] = "UD piece"}
+local types = {[1] = "UD", [2] = "SRD data", [3] = "SRD ack", [4] = "UD piece", [5] = "SRD probe"}
 local opcodes = {
     [0] = "send", [1] = "RDMA write", [2] = "RDMA write with immediate",
     [3] = "RDMA read request", [4] = "RDMA read response",
@@ -99,6 +99,7 @@ local f = {
     ack_flag_stale = F.bool("softefa.ack.flags.stale", "STALE (names an incarnation gone)", 8, nil, 0x01),
     ack_flag_dup = F.bool("softefa.ack.flags.dup", "DUP (echo PSN came again)", 8, nil, 0x02),
     ack_flag_host = F.bool("softefa.ack.flags.host", "HOST (host delay follows)", 8, nil, 0x04),
+    ack_flag_answer = F.bool("softefa.ack.flags.answer", "ANSWER (echo is a probe's number)", 8, nil, 0x08),
     ack_dup_path = F.uint8("softefa.ack.dup_path", "Duplicate's first path"),
     ack_dup_age = F.uint16("softefa.ack.dup_age", "Duplicate's age (16.4 us units)"),
     ack_host_delay = F.uint32("softefa.ack.host_delay", "Host delay (256 ns units)"),
@@ -109,6 +110,11 @@ local f = {
     ack_nak_psn = F.uint32("softefa.ack.nak.psn", "PSN"),
     ack_nak_status = F.uint8("softefa.ack.nak.status", "Status", base.DEC, statuses),
     ack_nak_zero = F.uint24("softefa.ack.nak.zero", "Zero", base.HEX),
+
+    probe_reserved = F.uint16("softefa.probe.reserved", "Reserved", base.HEX),
+    probe_src_epoch = F.uint32("softefa.probe.src_epoch", "Prober's epoch", base.HEX),
+    probe_dst_epoch = F.uint32("softefa.probe.dst_epoch", "Epoch asked", base.HEX),
+    probe_number = F.uint32("softefa.probe.number", "Probe number"),
 
     auth = F.none("softefa.auth", "Authentication trailer"),
     auth_salt = F.uint64("softefa.auth.salt", "Salt (sender's incarnation)", base.HEX),
@@ -283,7 +289,7 @@ local function ack_info(pinfo, a)
     local s = string.format("SRD ACK cum %d echo %d", a.cum, a.echo)
     if a.nsack > 0 then s = s .. " sack " .. a.nsack end
     if a.nnak > 0 then s = s .. " nak " .. a.nnak end
-    for _, fl in ipairs({{1, "STALE"}, {2, "DUP"}, {4, "HOST"}}) do
+    for _, fl in ipairs({{1, "STALE"}, {2, "DUP"}, {4, "HOST"}, {8, "ANSWER"}}) do
         if band(a.flags, fl[1]) ~= 0 then s = s .. " " .. fl[2] end
     end
     if a.dst_epoch == 0 then s = s .. " hello" end
@@ -328,13 +334,17 @@ local function dissect_ack(tvb, len, tree, pinfo, root)
     fi:add(f.ack_flag_stale, tvb(24, 1))
     fi:add(f.ack_flag_dup, tvb(24, 1))
     fi:add(f.ack_flag_host, tvb(24, 1))
+    fi:add(f.ack_flag_answer, tvb(24, 1))
     local pi, dup_path = field(tree, f.ack_dup_path, tvb, 25, 1)
     local gi, dup_age = field(tree, f.ack_dup_age, tvb, 26, 2)
     if dup_age ~= 0 and dup_age ~= 0xffff then gi:append_text(string.format(" (%.1f us)", dup_age * 16384 / 1000)) end
     ack_info(pinfo, a)
     local dup, host = band(a.flags, 0x02) ~= 0, band(a.flags, 0x04) ~= 0
-    if band(a.flags, 0xf8) ~= 0 then malformed(fi, pinfo, "ack flags other than bits 0-2") end
+    if band(a.flags, 0xf0) ~= 0 then malformed(fi, pinfo, "ack flags other than bits 0-3") end
     if host and band(a.flags, 0x01) ~= 0 then malformed(fi, pinfo, "HOST with STALE") end
+    if band(a.flags, 0x08) ~= 0 and band(a.flags, 0x03) ~= 0 then
+        malformed(fi, pinfo, "ANSWER with STALE or DUP")
+    end
     if not dup and (dup_path ~= 0 or dup_age ~= 0) then malformed(pi, pinfo, "dup_path or dup_age without DUP") end
     if a.nsack > 32 then return malformed(si, pinfo, "more than 32 SACK blocks") end
     if a.nnak > 16 then return malformed(ni, pinfo, "more than 16 NAK entries") end
@@ -352,7 +362,21 @@ local function dissect_ack(tvb, len, tree, pinfo, root)
     ack_lists(tvb, tree, pinfo, a, off)
 end
 
-local dissectors = {[1] = dissect_ud, [2] = dissect_data, [3] = dissect_ack, [4] = dissect_piece}
+-- A sender's "answer me" before it resends (docs/wire.md, "SRD probe").
+local function dissect_probe(tvb, len, tree, pinfo, root)
+    if len ~= 20 then return malformed(root, pinfo, string.format("probe of %d bytes, not 20", len)) end
+    local ri, rsv = field(tree, f.probe_reserved, tvb, 6, 2)
+    if rsv ~= 0 then malformed(ri, pinfo, "probe reserved bytes not zero") end
+    local si, src = field(tree, f.probe_src_epoch, tvb, 8, 4)
+    if src == 0 then malformed(si, pinfo, "the prober's epoch is zero") end
+    local di, dst = field(tree, f.probe_dst_epoch, tvb, 12, 4)
+    if dst == 0 then malformed(di, pinfo, "the epoch asked is zero") end
+    local _, n = field(tree, f.probe_number, tvb, 16, 4)
+    pinfo.cols.info:set(string.format("SRD PROBE %d", n))
+end
+
+local dissectors = {[1] = dissect_ud, [2] = dissect_data, [3] = dissect_ack, [4] = dissect_piece,
+    [5] = dissect_probe}
 
 local function dissect_trailer(tvb, off, tree)
     local t = tree:add(f.auth, tvb(off, TRAILER))
