@@ -771,6 +771,8 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths 
 			srd_undo_note_resent(p, s->psn, s->first_path, s->first_sent_ns);
 	}
 	if (s->state == PKT_INFLIGHT) {
+		if (s->sent_ns > p->tx.acked_sent_ns)
+			p->tx.acked_sent_ns = s->sent_ns;
 		if (!ap->on[s->path] || psn_lt(ap->max_seq[s->path], s->path_seq)) {
 			ap->max_seq[s->path] = s->path_seq;
 			ap->max_sent[s->path] = s->sent_ns;
@@ -1013,26 +1015,25 @@ static uint64_t late_original(struct srd_peer *p, const struct srd_ack_hdr *a, u
 }
 
 /*
- * How late the peer was, from its answer to one of our last probes: when the probe spent
- * most of its round trip waiting in the peer's host, or its round trip was twice the
- * longest a round trip normally takes, the peer was off the CPU (or the way that slow),
- * and the packets that probe asked about waited as long (the oldest since it left: an
- * estimate that errs long by a round trip). A prompt answer shows nothing late: a lost
- * packet or a lost ack.
+ * How late the peer was, from its answer to one of our last probes: when the probe
+ * waited in the peer's host (the answer's host delay) for at least half the time since
+ * the oldest packet it asked about was sent, the peer was off the CPU all along, and
+ * those packets waited as long (an estimate that errs long by a round trip). Anything
+ * less shows nothing late: a lost packet or a lost ack, or a peer slow by less than a
+ * timeout, which the probes' own waits cover. (Judged by the probe's trip alone, a
+ * peer that woke a sleeping thread to answer looked late by the whole timeout our
+ * timer had waited, and each timeout then raised the next by half: 5% loss drove the
+ * timer to its ceiling.)
  */
 static uint64_t probe_late(const struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
 	const struct srd_tx *tx = &p->tx;
-	uint64_t waited = (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT, trip, sent, first;
+	uint64_t waited = (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT, first;
 
-	if (tx->probe - a->echo_psn >= SRD_PROBE_MEMORY)
+	if (tx->probe - a->echo_psn >= SRD_PROBE_MEMORY || !(a->flags & SRD_ACK_F_HOST))
 		return 0;
-	sent = tx->probe_memory[a->echo_psn % SRD_PROBE_MEMORY].sent_ns;
-	first = tx->probe_memory[a->echo_psn % SRD_PROBE_MEMORY].first_ns;
-	if (!sent || now <= sent || now <= first)
-		return 0;
-	trip = now - sent;
-	if (2 * waited < trip && trip < 2 * (tx->rtt.srtt_ns + 4 * tx->rtt.rttvar_ns))
+	first = tx->probe_first_of[a->echo_psn % SRD_PROBE_MEMORY];
+	if (!first || now <= first || 2 * waited < now - first)
 		return 0;
 	return now - first;
 }
@@ -1165,8 +1166,7 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 }
 
 /*
- * A timeout may be a peer off the CPU rather than a loss, even one heard from since the
- * packet left (it read what came before, then lost the CPU): ask first (a probe), and
+ * A timeout may be a peer off the CPU rather than a loss: ask first (a probe), and
  * resend only what its answer lacks, or all of it a timeout later without one.
  */
 static bool probe_first(struct srd_peer *p, uint64_t now)
@@ -1180,8 +1180,11 @@ static bool probe_first(struct srd_peer *p, uint64_t now)
 		return false;
 	first = container_of(tx->inflight_list.next, struct srd_slot, q);
 	/* Once per packet: one resent already had its probes, and a peer that answers
-	 * probes but loses data must still get dozens of tries in one peer timeout. */
-	if (slot_due(p, first) > now || first->tx_count > 1)
+	 * probes but loses data must still get dozens of tries in one peer timeout. And
+	 * not when the peer acknowledged a packet sent after it: it was running after
+	 * this one should have come, so this one is lost (a peer merely heard from since
+	 * may have read what came before it, then lost the CPU). */
+	if (slot_due(p, first) > now || first->tx_count > 1 || tx->acked_sent_ns > first->sent_ns)
 		return false;
 	for (struct list_node *l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
 		const struct srd_slot *s = container_of(l, struct srd_slot, q);
@@ -1199,8 +1202,7 @@ static bool probe_first(struct srd_peer *p, uint64_t now)
 	tx->probe++;
 	tx->probe_n++;
 	tx->probe_ns = now;
-	tx->probe_memory[tx->probe % SRD_PROBE_MEMORY].sent_ns = now;
-	tx->probe_memory[tx->probe % SRD_PROBE_MEMORY].first_ns = tx->probe_first_ns;
+	tx->probe_first_of[tx->probe % SRD_PROBE_MEMORY] = tx->probe_first_ns;
 	tx->probe_out = tx->probe_due = true;
 	p->ep->stats.rto_probes++;
 	srd_peer_mark_ready(p);

@@ -190,9 +190,9 @@ struct srd_tx {
 	uint8_t gone_status; /* ... with this status (13 or 15) */
 	/* A timeout asks before it resends (docs/srd.md, "Probes"): probe numbers the last
 	 * one, sent at probe_ns; while probe_out, what was sent before it waits for the
-	 * answer, or for a timeout more. The last SRD_PROBE_MEMORY probes are remembered
-	 * (sent, and the oldest packet each covered): an answer to an earlier one than the
-	 * last still says how late the peer was. */
+	 * answer, or for a timeout more. For the last SRD_PROBE_MEMORY probes, when the
+	 * oldest packet each covered was sent: an answer to an earlier one than the last
+	 * still says how late the peer was. */
 	uint32_t probe;
 	uint64_t probe_ns;
 	uint64_t probe_first_ns; /* the oldest packet it covers was sent then ... */
@@ -200,10 +200,9 @@ struct srd_tx {
 	uint32_t probe_n;        /* probes of this silence, at most SRD_PROBES */
 	uint32_t probe_path;     /* the last one's */
 	bool probe_out;
-	bool probe_due; /* the probe is still to be written */
-	struct {
-		uint64_t sent_ns, first_ns;
-	} probe_memory[SRD_PROBE_MEMORY]; /* by probe number modulo the size */
+	bool probe_due;                            /* the probe is still to be written */
+	uint64_t probe_first_of[SRD_PROBE_MEMORY]; /* by probe number modulo the size */
+	uint64_t acked_sent_ns; /* the newest send time of a packet acknowledged in flight */
 };
 
 /* ---- receiver ---------------------------------------------------------------------- */

@@ -614,6 +614,46 @@ static void test_probe(void)
 	sim_free(s);
 }
 
+static bool drop_odd_data(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	unsigned *n = arg;
+
+	(void)hold_ns;
+	return is_kind(w, SRD_PKT_DATA) && w->from == 0 && (*n)++ % 2 == 0;
+}
+
+/*
+ * Lone messages whose every first copy is lost, to a receiver that is often off the CPU
+ * for a moment (150 us in every 400): each probe is answered a little late. Only a
+ * probe that waited in the peer's host for most of the time since the packet left may
+ * raise the timer; judged by the probe's trip alone, each answer raised the next
+ * timeout by half and the tenth message waited for the timer's ceiling.
+ */
+static void test_probe_loss_timer(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(19, &c);
+	unsigned n = 0;
+	uint64_t start;
+
+	post(s, SIM_OP_SEND, 500, SIM_OP_OK); /* the peers know each other */
+	CHECK(run(s));
+	start = sim_now(s) + SIM_NS_PER_MS;
+	sim_set_filter(s, drop_odd_data, &n);
+	for (uint64_t t = 0; t < 60 * SIM_NS_PER_MS; t += 400 * SIM_NS_PER_US)
+		sim_stall_at(s, start + t, 1, 150 * SIM_NS_PER_US);
+	for (int i = 0; i < 10; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 500, start + (uint64_t)i * 5 * SIM_NS_PER_MS,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, 11);
+	CHECK_EQ(n, 20); /* each message: its first copy dropped, its resend through */
+	CHECK_EQ(ep_stats(s, 0)->probe_lost, 10);
+	for (uint32_t i = 1; i <= 10; i++)
+		CHECK(op_at(s, i)->done_ns - op_at(s, i)->post_ns < 3 * SIM_NS_PER_MS);
+	sim_free(s);
+}
+
 static void test_stalled_receiver(void)
 {
 	stalled_receiver(20 * SIM_NS_PER_US); /* a stream */
@@ -1027,6 +1067,7 @@ int main(void)
 	test_peer_restart();
 	test_old_straggler();
 	test_stalled_receiver();
+	test_probe_loss_timer();
 	test_probe();
 	test_host_delay();
 	test_path_death();
