@@ -7,6 +7,8 @@
  */
 #include "poly1305.h"
 
+#include "../util/le.h"
+
 #include <string.h>
 
 __extension__ typedef unsigned __int128 u128;
@@ -14,31 +16,12 @@ __extension__ typedef unsigned __int128 u128;
 #define M44 ((UINT64_C(1) << 44) - 1)
 #define M42 ((UINT64_C(1) << 42) - 1)
 
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
 void poly1305_init(struct poly1305 *st, const uint8_t key[POLY1305_KEY_LEN])
 {
 	/* r is clamped as the RFC says: the top four bits of each 32-bit word and the
 	 * bottom two of the upper three cleared. */
-	uint64_t t0 = le64(key) & UINT64_C(0x0ffffffc0fffffff);
-	uint64_t t1 = le64(key + 8) & UINT64_C(0x0ffffffc0ffffffc);
+	uint64_t t0 = sefa_le64(key) & UINT64_C(0x0ffffffc0fffffff);
+	uint64_t t1 = sefa_le64(key + 8) & UINT64_C(0x0ffffffc0ffffffc);
 
 	st->r[0] = t0 & M44;
 	st->r[1] = (t0 >> 44 | t1 << 20) & M44;
@@ -46,8 +29,8 @@ void poly1305_init(struct poly1305 *st, const uint8_t key[POLY1305_KEY_LEN])
 	st->s20[0] = st->r[1] * 20;
 	st->s20[1] = st->r[2] * 20;
 	st->h[0] = st->h[1] = st->h[2] = 0;
-	st->pad[0] = le64(key + 16);
-	st->pad[1] = le64(key + 24);
+	st->pad[0] = sefa_le64(key + 16);
+	st->pad[1] = sefa_le64(key + 24);
 	st->nbuf = 0;
 }
 
@@ -59,7 +42,7 @@ static void blocks(struct poly1305 *st, const uint8_t *p, size_t len, uint64_t h
 	uint64_t h0 = st->h[0], h1 = st->h[1], h2 = st->h[2];
 
 	for (; len >= 16; p += 16, len -= 16) {
-		uint64_t t0 = le64(p), t1 = le64(p + 8), c;
+		uint64_t t0 = sefa_le64(p), t1 = sefa_le64(p + 8), c;
 		u128 d0, d1, d2;
 
 		h0 += t0 & M44;
@@ -163,6 +146,6 @@ void poly1305_final(struct poly1305 *st, uint8_t tag[POLY1305_TAG_LEN])
 	hi = h1 >> 20 | h2 << 24;
 	lo += st->pad[0];
 	hi += st->pad[1] + (lo < st->pad[0]);
-	put_le64(tag, lo);
-	put_le64(tag + 8, hi);
+	sefa_put_le64(tag, lo);
+	sefa_put_le64(tag + 8, hi);
 }

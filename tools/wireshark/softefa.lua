@@ -119,7 +119,7 @@ local f = {
     auth = F.none("softefa.auth", "Authentication trailer"),
     auth_salt = F.uint64("softefa.auth.salt", "Salt (sender's incarnation)", base.HEX),
     auth_counter = F.uint64("softefa.auth.counter", "Counter"),
-    auth_tag = F.bytes("softefa.auth.tag", "Poly1305 tag"),
+    auth_tag = F.bytes("softefa.auth.tag", "Tag (Poly1305)"),
 }
 local fields = {}
 for _, v in pairs(f) do fields[#fields + 1] = v end
