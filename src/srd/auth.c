@@ -3,22 +3,23 @@
  * Authenticated datagrams: see auth.h and docs/security.md.
  *
  * Why this construction: a tag per datagram must cost little at 64 bytes and at
- * 9 KB. Poly1305 is the fastest MAC libcrypto offers on the machines we measured (its
- * AVX-512 path reaches 14 GB/s), but it needs a fresh key for every message. Those
- * keys come from ChaCha20 as in RFC 8439's AEAD, except that they are cut 64 at a
- * time from one key-stream call: one EVP call per 64 datagrams instead of one each,
- * which is most of the cost of a small datagram's tag. The tag itself of a short
- * datagram is computed by poly1305.c, which skips libcrypto's per-call overhead; long
- * ones go to libcrypto's vector code (AUTH_SHORT). Both compute the same function,
- * so either side may take either path.
+ * 64 KB. Poly1305 needs a fresh key for every message; those keys come from ChaCha20
+ * as in RFC 8439's AEAD, except that they are cut 64 at a time from one key-stream
+ * call: one EVP call per 64 datagrams instead of one each, which is most of the cost
+ * of a small datagram's tag. A short datagram (below AUTH_SHORT) is tagged by
+ * poly1305.c, which skips libcrypto's per-call overhead; a long one by Poly1305 over
+ * its NH hash (nh.h), which runs two to three times as fast as Poly1305 over the
+ * bytes. Which of the two functions tags a datagram is part of the wire format.
  *
  * Key stream positions: a sender's counter to one peer is (generation << 32) + n,
  * n counting its datagrams to that peer; a generation is drawn from one counter of
- * the authenticator whenever a peer's entry is made, so a (salt, counter) pair is never
- * used twice under one pair key, even when an entry is evicted and made again, and a
- * receiver sees one peer's counters contiguous (its replay window follows them). Block
- * b (counters 64b .. 64b + 63) is ChaCha20 with nonce (salt, b >> 27) from block
- * counter (b mod 2^27) * 32: 32 ChaCha blocks of 64 bytes hold its 64 one-time keys.
+ * the authenticator when we first send to a peer's entry, so a (salt, counter) pair
+ * is never used twice under one pair key, even when an entry is evicted and made
+ * again, and a receiver sees one peer's counters contiguous (its replay window
+ * follows them). Generations stay below 2^31: the next one after that takes a new
+ * salt (rekey()), so a counter's top bit is never set. Block b (counters 64b ..
+ * 64b + 63) is ChaCha20 with nonce (salt, b >> 27) from block counter (b mod 2^27) *
+ * 32: 32 ChaCha blocks of 64 bytes hold its 64 one-time keys.
  *
  * Replay state is kept per incarnation (salt) of a sender, for its last few: one old
  * datagram never displaces the live incarnation's window, and a forked child, which
@@ -43,21 +44,26 @@
 #define SALTS         4u   /* incarnations of a sender with a replay window of their own */
 #define BUCKETS       1024u
 /*
- * Datagrams shorter than this are tagged by poly1305.c, longer ones by libcrypto.
- * Measured (AMD EPYC with AVX-512, one tag in a loop): 36 against 70 ns at 64 bytes,
- * 61 against 86 at 128, 116 against 97 at 256; a CPU with narrower vectors moves the
- * crossing up, never down. Acks, hellos and small messages are all below it.
+ * The two forms' boundary, in bytes tagged (the datagram before its tag: the trailer's
+ * salt and counter included). Part of the wire format: both sides must choose alike.
+ * Below it the tag is Poly1305 of the bytes, by poly1305.c (measured, AMD EPYC with
+ * AVX-512, one tag in a loop: 36 against libcrypto's 70 ns at 64 bytes, 61 against
+ * 86 at 128, 116 against 97 at 256); acks, hellos and small messages are all below
+ * it. From it on, Poly1305 of NH's chunk sums, the length and NH_MARK (nh.h;
+ * docs/security.md "Long datagrams"): what Poly1305 then hashes is a 128th of the
+ * bytes (32 for each 4096 of NH's chunk), and 16 more per datagram.
  */
 #define AUTH_SHORT 192u
-/*
- * From AUTH_SHORT bytes on, the tag is Poly1305's over NH's outputs and the length
- * (nh.h; docs/security.md "Long datagrams"), not over the bytes: NH runs two to three
- * times as fast as libcrypto's Poly1305 on the same vector units, and what Poly1305
- * then hashes is a 128th of the bytes (32 for each 4096), and 16 more per datagram.
- * NH_CHUNKS bound a datagram: 17 chunks hold the largest UDP payload with room.
- */
+/* The largest datagram in chunks: 17 hold the largest UDP payload with room. */
 #define NH_CHUNKS 17u
-#define NH_DOMAIN UINT64_C(0x31686e2061666573) /* "sefa nh1": the long form's last word */
+_Static_assert(NH_CHUNKS *NH_CHUNK >= 65535u + 16u, "NH_CHUNKS: a whole UDP datagram");
+/*
+ * The long form's last 8 bytes. A short form's last 8 are its counter, big-endian,
+ * whose top bit is never set (generations stay below 2^31): the two forms never give
+ * Poly1305 the same input, whatever their lengths.
+ */
+static const uint8_t NH_MARK[8] = {0xff, 's', 'e', 'f', 'a', 'n', 'h', '1'};
+#define GEN_LIMIT (UINT64_C(1) << 31)
 
 _Static_assert(SRD_AUTH_TRAILER_LEN == 16 + SRD_AUTH_TAG_LEN, "trailer: salt, counter, tag");
 
@@ -95,7 +101,7 @@ struct srd_auth {
 	uint8_t secret[SRD_AUTH_SECRET_LEN];
 	struct srd_addr self;
 	uint64_t salt;
-	uint64_t next_gen; /* the generation of counters the next entry made starts */
+	uint64_t next_gen; /* the generation of counters the next entry sent to starts */
 	uint64_t clock;
 	EVP_MAC_CTX *poly;
 	const struct nh_kernel *nh;
@@ -242,8 +248,9 @@ static bool poly_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct
 
 /*
  * The tag under otk of the n iovecs, then of `more` bytes at tail: Poly1305 of the
- * bytes when they are short, else Poly1305 of NH's chunk outputs, the length and
- * NH_DOMAIN (the last 16 bytes, so no long form's input is a short form's).
+ * bytes when they are short, else Poly1305 of NH's chunk outputs, the length in
+ * bytes (little-endian) and NH_MARK. False for more than NH_CHUNKS chunks (no UDP
+ * datagram is) or when libcrypto fails.
  */
 static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct iovec *iov,
                    unsigned n, const uint8_t *tail, size_t more, uint8_t tag[SRD_AUTH_TAG_LEN])
@@ -264,7 +271,7 @@ static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct 
 	nh_update(&h, tail, more);
 	len = nh_final(&h);
 	sefa_put_le64(sums + len, total);
-	sefa_put_le64(sums + len + 8, NH_DOMAIN);
+	memcpy(sums + len + 8, NH_MARK, sizeof(NH_MARK));
 	len += 16;
 	return poly_of(a, otk, NULL, 0, sums, len, len, tag);
 }
@@ -327,8 +334,6 @@ static struct auth_peer *peer_make(struct srd_auth *a, const struct srd_addr *id
 	if (!p)
 		return NULL;
 	p->id = *id;
-	/* A generation of counters no entry for it had before (32 bits of datagrams). */
-	p->tx_ctr = a->next_gen++ << 32;
 	p->in_ks = pair_stream(a, id, &a->self);
 	if (!p->in_ks) {
 		peer_free(p);
@@ -365,6 +370,41 @@ static void peer_insert(struct srd_auth *a, struct auth_peer *p)
 }
 
 /* ---- sealing ------------------------------------------------------------------------ */
+
+/*
+ * The generations have run out (GEN_LIMIT): a new salt, derived from the old under
+ * the secret (the core draws no randomness of its own, and no outsider can tell the
+ * next salt), and every entry we send to takes a generation of it from 0. Receivers
+ * hear the new salt as a new incarnation. False if libcrypto fails: nothing changed.
+ */
+static bool rekey(struct srd_auth *a)
+{
+	static const char label[] = "softefa next salt";
+	uint8_t msg[sizeof(label) + 8], out[32];
+	unsigned len = sizeof(out);
+
+	memcpy(msg, label, sizeof(label));
+	put64(msg + sizeof(label), a->salt);
+	if (!HMAC(EVP_sha256(), a->secret, sizeof(a->secret), msg, sizeof(msg), out, &len))
+		return false;
+	a->salt = get64(out);
+	a->next_gen = 0;
+	a->stats.rekeys++;
+	for (unsigned i = 0; i < BUCKETS; i++)
+		for (struct auth_peer *p = a->bucket[i]; p; p = p->next)
+			if (p->out_ks)
+				p->tx_ctr = a->next_gen++ << 32;
+	return true;
+}
+
+/* The first counter of a new generation into *ctr; false if none can be had. */
+static bool take_gen(struct srd_auth *a, uint64_t *ctr)
+{
+	if (a->next_gen >= GEN_LIMIT && !rekey(a))
+		return false;
+	*ctr = a->next_gen++ << 32;
+	return true;
+}
 
 struct srd_auth *srd_auth_new(const uint8_t secret[SRD_AUTH_SECRET_LEN],
                               const struct srd_addr *self, uint64_t salt)
@@ -417,11 +457,15 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
 			return SRD_ERR_NOMEM;
 		peer_insert(a, p);
 	}
-	if (!p->out_ks && !(p->out_ks = pair_stream(a, &a->self, to)))
-		return SRD_ERR_NOMEM;
+	if (!p->out_ks) {
+		/* The first datagram to it since its entry was made: a generation of
+		 * counters no entry for it had before (32 bits of datagrams). */
+		if (!(p->out_ks = pair_stream(a, &a->self, to)) || !take_gen(a, &p->tx_ctr))
+			return SRD_ERR_NOMEM;
+	}
 	p->used = ++a->clock;
-	if ((uint32_t)p->tx_ctr == UINT32_MAX)
-		p->tx_ctr = a->next_gen++ << 32; /* 4 billion datagrams: a new generation */
+	if ((uint32_t)p->tx_ctr == UINT32_MAX && !take_gen(a, &p->tx_ctr))
+		return SRD_ERR_NOMEM; /* 4 billion datagrams: a new generation */
 	ctr = p->tx_ctr;
 	if (!p->tx.valid || p->tx.salt != a->salt || p->tx.block != ctr / BLOCK_KEYS) {
 		if (!fill_block(a, p->out_ks, a->salt, ctr / BLOCK_KEYS, &p->tx))
@@ -434,6 +478,11 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
 		return SRD_ERR_NOMEM;
 	a->stats.sealed++;
 	return 0;
+}
+
+void srd_auth_test_generation(struct srd_auth *a, uint64_t next)
+{
+	a->next_gen = next;
 }
 
 void srd_auth_resalt(struct srd_auth *a, uint64_t salt)
@@ -546,6 +595,10 @@ int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *
 
 	if (len < SRD_AUTH_TRAILER_LEN)
 		return SRD_ERR_SHORT;
+	if (len - SRD_AUTH_TAG_LEN > (size_t)NH_CHUNKS * NH_CHUNK) {
+		a->stats.bad_tag++; /* longer than any datagram we tag: no tag of ours */
+		return SRD_ERR_AUTH;
+	}
 	tr = pkt + len - SRD_AUTH_TRAILER_LEN;
 	salt = get64(tr);
 	ctr = get64(tr + 8);

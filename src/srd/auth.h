@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Authenticated datagrams (docs/security.md). Every SRD and UD datagram ends in a
- * 32-byte trailer: the sender's incarnation salt, a counter, and a Poly1305 tag over
- * every byte before the tag. The tag's one-time key comes from a ChaCha20 key stream
+ * 32-byte trailer: the sender's incarnation salt, a counter, and a tag over every
+ * byte before the tag (Poly1305 of the bytes, or of their NH hash when long). The tag's one-time key comes from a ChaCha20 key stream
  * under a key for the (sender, receiver) pair, derived from the users' shared secret;
  * the stream's position is (salt, counter), which a sender never repeats. A receiver
  * checks the tag before anything else looks at the datagram, and refuses a counter it
@@ -34,6 +34,7 @@ struct srd_auth_stats {
 	uint64_t bad_tag;   /* failed the tag: forged, corrupt, or another secret */
 	uint64_t replayed;  /* a counter seen before, or below the replay window */
 	uint64_t evictions; /* remote engines forgotten to make room */
+	uint64_t rekeys;    /* new salts taken when 2^31 generations of counters ran out */
 };
 
 /*
@@ -47,7 +48,8 @@ void srd_auth_del(struct srd_auth *a);
 
 /*
  * Writes the trailer for a datagram to the engine at `to` (its identity: address
- * and base port) made of the n iovecs. 0, or SRD_ERR_NOMEM.
+ * and base port) made of the n iovecs, at most 65535 bytes in all (a UDP datagram's
+ * most). 0, or SRD_ERR_NOMEM (also for a longer datagram).
  */
 int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct iovec *iov,
                   unsigned n, uint8_t trailer[SRD_AUTH_TRAILER_LEN]);
@@ -56,7 +58,7 @@ int srd_auth_seal(struct srd_auth *a, const struct srd_addr *to, const struct io
  * Checks a received datagram from the engine `id` (its identity, from
  * srd_wire_sender). Returns the datagram's length without the trailer, or:
  * SRD_ERR_SHORT (no room for a trailer),
- * SRD_ERR_AUTH (the tag fails), SRD_ERR_REPLAY (seen before, too old, or from a
+ * SRD_ERR_AUTH (the tag fails, or the datagram is longer than any we tag), SRD_ERR_REPLAY (seen before, too old, or from a
  * replaced incarnation), SRD_ERR_NOMEM. Nothing changes unless the tag holds.
  */
 int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *pkt, size_t len);
@@ -66,6 +68,8 @@ int srd_auth_open(struct srd_auth *a, const struct srd_addr *id, const uint8_t *
 void srd_auth_resalt(struct srd_auth *a, uint64_t salt);
 
 const struct srd_auth_stats *srd_auth_stats(const struct srd_auth *a);
+/* For tests: sets the generation the next peer sent to takes (rekeying takes 2^31). */
+void srd_auth_test_generation(struct srd_auth *a, uint64_t next);
 
 /* Readies libcrypto for the core's use, with no exit-time hook (random.c says why);
  * called by the core before any of its crypto, by anyone before theirs. */

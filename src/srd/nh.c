@@ -93,6 +93,7 @@ __attribute__((target("avx512f"))) static void nh_avx512(const uint8_t *m, size_
                                                          const uint8_t *k, uint64_t acc[NH_PASSES])
 {
 	__m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, t;
+	uint64_t r[8];
 	size_t i = 0;
 
 	for (; i + 64 <= n; i += 64) {
@@ -107,10 +108,16 @@ __attribute__((target("avx512f"))) static void nh_avx512(const uint8_t *m, size_
 		t = _mm512_add_epi32(x, _mm512_loadu_si512(k + i + 48));
 		a3 = _mm512_add_epi64(a3, _mm512_mul_epu32(t, _mm512_shuffle_epi32(t, 0xb1)));
 	}
-	acc[0] += (uint64_t)_mm512_reduce_add_epi64(a0);
-	acc[1] += (uint64_t)_mm512_reduce_add_epi64(a1);
-	acc[2] += (uint64_t)_mm512_reduce_add_epi64(a2);
-	acc[3] += (uint64_t)_mm512_reduce_add_epi64(a3);
+	/* Summed as unsigned words: the compiler's reduction adds signed, and these sums
+	 * wrap by design (UBSan stops on a signed overflow). */
+	_mm512_storeu_si512(r, a0);
+	acc[0] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
+	_mm512_storeu_si512(r, a1);
+	acc[1] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
+	_mm512_storeu_si512(r, a2);
+	acc[2] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
+	_mm512_storeu_si512(r, a3);
+	acc[3] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
 	if (i < n)
 		nh_avx2(m + i, n - i, k + i, acc);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NH, the universal hash of UMAC (Black et al., CRYPTO 1999), with four Toeplitz
- * passes: it compresses a long datagram 128 to 1 before Poly1305 tags it (auth.c,
+ * NH, the universal hash of the UMAC paper (Black et al., CRYPTO 1999): adjacent
+ * word pairs, four Toeplitz passes with keys four words apart (RFC 4418's shift; not
+ * RFC 4418's pairing nor its 1 KiB blocks, so its test vectors do not apply): it compresses a long datagram 128 to 1 before Poly1305 tags it (auth.c,
  * docs/security.md "Long datagrams"). Poly1305 hashes about 15 GB/s on the machines we
  * measure; NH needs one 32x32->64 multiplication per 8 bytes per pass, which vector
  * units do four to eight at a time, so it runs at 25-45 GB/s there.
@@ -14,9 +15,12 @@
  * of one length collide with probability at most 2^-128 over the key; what tells
  * lengths apart is the caller's (auth.c hashes the length with the outputs).
  *
- * No I/O and no state but the caller's. The key is NH_KEY_LEN secret bytes; the vector
- * code is picked once per hasher from what the CPU reports, and every kernel computes
- * the same function (tests/unit/test_nh.c holds them to the plain C one).
+ * No I/O and no state but the caller's. The key is NH_KEY_LEN secret bytes; the caller
+ * picks the kernel (auth.c: nh_best() once per authenticator, from what the CPU
+ * reports), and every kernel computes the same function (tests/unit/test_nh.c holds
+ * them to the plain C one and to outputs computed apart from this code). Only x86-64
+ * has vector kernels; elsewhere the plain C one runs, at about a quarter of
+ * libcrypto's Poly1305 there (docs/security.md).
  */
 #ifndef SOFTEFA_SRD_NH_H
 #define SOFTEFA_SRD_NH_H

@@ -215,6 +215,10 @@ static void test_flood(void)
 	CHECK_EQ(srd_auth_stats(b)->evictions, 0);
 	n = seal(a, &B, pkt, 100);
 	CHECK_EQ(srd_auth_open(b, &A, pkt, n), 100);
+	/* Nor do they use up b's generations of counters (the first peer it sends to
+	 * takes generation 0): a flood must not bring the salt's change nearer. */
+	n = seal(b, &A, pkt, 100);
+	CHECK_EQ(counter_of(pkt, n) >> 32, 0);
 	srd_auth_del(a);
 	srd_auth_del(b);
 }
@@ -232,9 +236,11 @@ static void test_long(void)
 
 	REQUIRE(a && b);
 	for (int it = 0; it < 300; it++) {
-		static const size_t near[] = {191, 192, 193, 4096, 8192, 8960, MAX};
-		size_t len = it % 2 ? 192 + (size_t)sefa_below(&rng, MAX - 192 + 1)
-		                    : near[sefa_below(&rng, 7)];
+		/* Lengths of the payload before the trailer, whose salt and counter are
+		 * tagged too: the forms change at 176, NH's chunks at 4080, 8176, ... */
+		static const size_t near[] = {175, 176, 177, 4080, 4096, 8176, 8960, MAX};
+		size_t len = it % 2 ? 150 + (size_t)sefa_below(&rng, MAX - 150 + 1)
+		                    : near[sefa_below(&rng, 8)];
 		struct iovec iov[6];
 		unsigned n = 1 + (unsigned)sefa_below(&rng, 6);
 		size_t at = 0, total, byte;
@@ -280,20 +286,23 @@ static void test_long(void)
 }
 
 /*
- * The tags of fixed datagrams under a fixed secret, written down when the long form
- * was made ("softefa auth 2"): a change here means peers of two versions no longer
- * hear each other, which must be deliberate (docs/security.md).
+ * The tags of fixed datagrams under a fixed secret, as an independent program (Python's
+ * hmac and the cryptography package, from docs/security.md's description) computes
+ * them: a short one, a long one, and the two sides of the boundary between the forms
+ * (175 and 176 bytes, so 191 and 192 tagged with the salt and counter). A change here
+ * means peers of two versions no longer hear each other, which must be deliberate.
  */
 static void test_known_tags(void)
 {
-	static const size_t lens[] = {100, 9000};
-	static const char *want[] = {"eaa5962a5069170c93d25ce43b5d8cfb",
-	                             "d1562672dc0c453b015b1933b4cf1a1d"};
+	static const size_t lens[] = {100, 9000, 175, 176};
+	static const char *want[] = {
+	    "eaa5962a5069170c93d25ce43b5d8cfb", "8c4714d623bdf0c1c599fb8ba857da59",
+	    "2b551ea3e57f005068c526886a0d6a33", "743053f487a5a03069b188513c540d42"};
 	static uint8_t pkt[9000 + SRD_AUTH_TRAILER_LEN];
 	struct srd_auth *a = srd_auth_new(secret, &A, 1);
 
 	REQUIRE(a);
-	for (unsigned t = 0; t < 2; t++) {
+	for (unsigned t = 0; t < 4; t++) {
 		struct iovec iov = {pkt, lens[t]};
 		char hex[2 * SRD_AUTH_TAG_LEN + 1];
 
@@ -310,6 +319,64 @@ static void test_known_tags(void)
 	srd_auth_del(a);
 }
 
+/*
+ * When 2^31 generations of counters have been taken (one each time we first send to
+ * an entry, so a sender cycling through more peers than the table holds takes one per
+ * datagram), the authenticator takes a new salt and numbers its entries again: no
+ * (salt, counter) is used twice, no counter has its top bit set, and every receiver
+ * still opens what it is sent.
+ */
+static void test_rekey(void)
+{
+	enum { PEERS = 4, ROUNDS = 6 };
+	struct srd_auth *a = srd_auth_new(secret, &A, 21), *rx[PEERS];
+	struct srd_addr to[PEERS];
+	uint64_t seen[PEERS * ROUNDS + 1][2];
+	unsigned nseen = 0;
+	uint8_t pkt[300];
+
+	REQUIRE(a);
+	for (unsigned i = 0; i < PEERS; i++) {
+		to[i] = (struct srd_addr){B.ip, (uint16_t)(B.port + 64 * i)};
+		rx[i] = srd_auth_new(secret, &to[i], 30 + i);
+		REQUIRE(rx[i]);
+	}
+	/* One datagram of generation 0, before: a new salt must keep it from recurring. */
+	{
+		size_t n = seal(a, &to[0], pkt, 40);
+
+		seen[nseen][0] = 21; /* the salt it was made with */
+		seen[nseen++][1] = counter_of(pkt, n);
+		CHECK_EQ(srd_auth_open(rx[0], &A, pkt, n), 40);
+	}
+	srd_auth_test_generation(a, (UINT64_C(1) << 31) - 2);
+	for (unsigned r = 0; r < ROUNDS; r++) {
+		for (unsigned i = 0; i < PEERS; i++) {
+			size_t len = r % 2 ? 250 : 40, n = seal(a, &to[i], pkt, len);
+			uint64_t salt = 0, ctr = counter_of(pkt, n);
+
+			for (int k = 0; k < 8; k++)
+				salt = salt << 8 | pkt[len + (size_t)k];
+			CHECK(!(ctr >> 63));
+			for (unsigned j = 0; j < nseen; j++)
+				CHECK(seen[j][0] != salt || seen[j][1] != ctr);
+			seen[nseen][0] = salt;
+			seen[nseen++][1] = ctr;
+			CHECK_EQ(srd_auth_open(rx[i], &A, pkt, n), (int)len);
+		}
+		if (r == 1) /* push them all out: each is made again and takes a generation */
+			for (unsigned i = 0; i < SRD_AUTH_PEERS; i++) {
+				struct srd_addr x = {0x0300000a + i, 40000};
+
+				seal(a, &x, pkt, 16);
+			}
+	}
+	CHECK_EQ(srd_auth_stats(a)->rekeys, 1);
+	srd_auth_del(a);
+	for (unsigned i = 0; i < PEERS; i++)
+		srd_auth_del(rx[i]);
+}
+
 int main(void)
 {
 	rng = sefa_rng_seed(check_seed_init());
@@ -321,5 +388,6 @@ int main(void)
 	test_flood();
 	test_long();
 	test_known_tags();
+	test_rekey();
 	return check_report("test_auth");
 }
