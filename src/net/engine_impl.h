@@ -53,6 +53,9 @@
 /* A GSO send: UDP's segment cap, the largest IPv4 UDP payload, the kernel's iovec cap. */
 #define NET_GSO_SEGS  64u
 #define NET_GSO_BYTES 65507u
+/* Payload a run of SRD packets keeps to one path (srd_config.run_bytes) when sending
+ * with GSO: the run then fits one GSO send with its headers (seven 8 KiB packets). */
+#define NET_RUN_BYTES 60000u
 #define NET_GSO_IOV   1024u
 /* RDMA payloads this large are received in place once such a stream is seen. */
 #define NET_DIRECT_MIN (16u << 10)

@@ -179,6 +179,7 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 	c.local_port = e->sock.base_port;
 	c.mss = e->sock.max_datagram - SRD_DATA_HDR_LEN;
 	c.npaths = e->sock.npaths;
+	c.run_bytes = e->tx.gso ? NET_RUN_BYTES : 0;
 	c.peer_timeout_ns = cfg->srd_timeout_ms * 1000000ull;
 	c.rnr_delay_ns = cfg->srd_rnr_delay_us * 1000ull;
 	c.rnr_max_ns = cfg->srd_rnr_max_us * 1000ull;

@@ -66,22 +66,43 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 }
 
 /*
- * The usable path holding the fewest packets in flight, scanning from the next in
- * turn. Packets linger on a path whose queues are long, so new ones drift to the
- * paths that drain; without congestion the turn order spreads them evenly.
+ * A new packet's path. With cfg.run_bytes set (the engine sets it when it sends with
+ * UDP GSO), packets sent back to back form a run (a flowlet) that keeps one path
+ * until run_bytes of payload have gone or SRD_RUN_GAP_NS passed since the last: the
+ * engine then sends the run as one GSO send (one walk of the kernel's stack, not one
+ * per packet), and the peer's traffic still spreads over every path, a run at a time.
+ * A packet alone (a ping-pong's) is a run of one. Without run_bytes (the simulator's
+ * NIC-like hosts) every packet is a run of its own.
+ *
+ * A run's path: the usable one holding the fewest packets in flight, scanning from
+ * the next in turn. Packets linger on a path whose queues are long, so new ones drift
+ * to the paths that drain; without congestion the turn order spreads them evenly.
  */
-uint32_t srd_path_spray(struct srd_peer *p, uint64_t now)
+uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 {
-	uint32_t n = p->ep->cfg.npaths, a = srd_path_pick(p, now, UINT32_MAX), best = a;
+	struct srd_tx *tx = &p->tx;
+	uint32_t n = p->ep->cfg.npaths, a, best;
+	const struct srd_path *run = &tx->paths[tx->run_path];
 
+	if (p->ep->cfg.run_bytes && tx->run_left >= len && now - tx->run_ns <= SRD_RUN_GAP_NS &&
+	    takes(run, now) && run->loss_ewma <= LOSSY_LEVEL) {
+		tx->run_left -= len;
+		tx->run_ns = now;
+		return tx->run_path;
+	}
+	a = srd_path_pick(p, now, UINT32_MAX);
+	best = a;
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t b = (a + k) % n;
-		const struct srd_path *pb = &p->tx.paths[b];
+		const struct srd_path *pb = &tx->paths[b];
 
 		if (takes(pb, now) && pb->loss_ewma <= LOSSY_LEVEL &&
-		    pb->ninflight < p->tx.paths[best].ninflight)
+		    pb->ninflight < tx->paths[best].ninflight)
 			best = b;
 	}
+	tx->run_path = best;
+	tx->run_left = len < p->ep->cfg.run_bytes ? p->ep->cfg.run_bytes - len : 0;
+	tx->run_ns = now;
 	return best;
 }
 

@@ -548,8 +548,8 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 		s->path = srd_path_burst(p, now);
 	else
 		/* New packets spray; a lost one goes again on the path that delivered last. */
-		s->path =
-		    s->tx_count ? srd_path_pick_proven(p, now, s->path) : srd_path_spray(p, now);
+		s->path = s->tx_count ? srd_path_pick_proven(p, now, s->path)
+		                      : srd_path_spray(p, now, s->len);
 	path = &tx->paths[s->path];
 	s->path_seq = path->seq++;
 	s->sent_ns = now;

@@ -109,6 +109,9 @@ struct srd_msg {
 	struct list_node link; /* peer's queue of messages to packetize, or of reads waiting */
 };
 
+/* A run of packets (srd_path_spray) holds while each follows the last this closely. */
+#define SRD_RUN_GAP_NS 20000ull
+
 struct srd_path {
 	struct srd_rtt rtt;
 	uint32_t seq;           /* next path sequence number */
@@ -169,6 +172,9 @@ struct srd_tx {
 	uint64_t last_data_tx_ns; /* we last sent this peer data (acks may wait for more) */
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
+	uint32_t run_path;   /* the current run's path (srd_path_spray) */
+	uint32_t run_left;   /* payload bytes the run may still take */
+	uint64_t run_ns;     /* its last packet's launch */
 	/* RTT and congestion state */
 	struct srd_rtt rtt;    /* the peer's, over all its paths */
 	struct srd_rtt fabric; /* ... of which the fabric's part (the hosts' taken out) */
@@ -479,7 +485,7 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 void srd_paths_init(struct srd_peer *p);
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
 /* For a new packet: the usable path holding the fewest in flight, from the next in turn. */
-uint32_t srd_path_spray(struct srd_peer *p, uint64_t now);
+uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len);
 /* The path that most recently delivered (not `avoid`), or srd_path_pick's choice. */
 uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);

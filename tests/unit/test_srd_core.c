@@ -1054,6 +1054,75 @@ static void test_disagreeing_length(void)
 	sim_free(s);
 }
 
+/* The path of every data packet host 0 sends, in order. */
+struct path_log {
+	uint32_t path[512];
+	unsigned n;
+};
+
+static bool log_paths(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct path_log *l = arg;
+
+	(void)hold_ns;
+	if (w->from == 0 && is_kind(w, SRD_PKT_DATA) && l->n < 512)
+		l->path[l->n++] = w->path;
+	return false;
+}
+
+/*
+ * Runs (cfg.run_bytes, set by an engine that sends with GSO): packets sent back to back
+ * keep one path for run_bytes of payload, then the next run takes another, so a burst
+ * leaves in a few long runs over several paths; a message sent alone, later, starts a
+ * run of its own on the next path. Without run_bytes every packet takes the next path.
+ */
+static void test_runs(uint32_t run_bytes)
+{
+	struct srd_config c = base_cfg();
+	struct path_log log = {.n = 0};
+	unsigned longest = 0, len = 1, distinct = 0, lone_same = 0;
+	bool used[4] = {false};
+	struct sim *s;
+
+	c.run_bytes = run_bytes;
+	s = pair_plain(31, &c);
+	sim_set_filter(s, log_paths, &log);
+	for (int i = 0; i < 36; i++)
+		post(s, SIM_OP_SEND, 1000, SIM_OP_OK);
+	CHECK(run(s));
+	check_delivery(s, 0, 36);
+	/* From the second packet on (the first waited alone for the peer's epoch). */
+	REQUIRE(log.n >= 36);
+	for (unsigned i = 2; i < log.n; i++) {
+		len = log.path[i] == log.path[i - 1] ? len + 1 : 1;
+		longest = len > longest ? len : longest;
+	}
+	for (unsigned i = 1; i < log.n; i++)
+		used[log.path[i] % 4] = true;
+	for (unsigned i = 0; i < 4; i++)
+		distinct += used[i];
+	if (run_bytes) {
+		CHECK(longest >= 2 && longest <= run_bytes / 1000);
+		CHECK(distinct >= 3);
+	} else {
+		CHECK_EQ(longest, 1);
+		CHECK_EQ(distinct, 4);
+	}
+	/* Messages alone, each well after the last: each on another path than the last. */
+	log.n = 0;
+	for (int i = 0; i < 8; i++) {
+		post(s, SIM_OP_SEND, 1000, SIM_OP_OK);
+		CHECK(run(s));
+	}
+	check_delivery(s, 36, 8);
+	REQUIRE(log.n == 8);
+	for (unsigned i = 1; i < log.n; i++)
+		lone_same += log.path[i] == log.path[i - 1];
+	CHECK_EQ(lone_same, 0);
+	CHECK_EQ(ep_stats(s, 0)->data_retx, 0);
+	sim_free(s);
+}
+
 int main(void)
 {
 	test_basic();
@@ -1071,6 +1140,8 @@ int main(void)
 	test_probe();
 	test_host_delay();
 	test_path_death();
+	test_runs(0);
+	test_runs(6000);
 	test_congestion();
 	test_low_latency_class();
 	test_rdma();
