@@ -206,9 +206,10 @@ profile() {
 		echo
 	} >"$out/profile.md"
 }
-# Where the 1 MiB RDMA write's sender spends its CPU, by library: its share in
-# libcrypto (the tag) and in the kernel say what bounds the stream. rdma_dso.txt: one
-# "percent library" line each; perf_report.py reads it.
+# Where the 1 MiB RDMA write's sender spends its CPU, by library: its share in the tag
+# and in the kernel say what bounds the stream. rdma_dso.txt: one "percent library"
+# line each; rdma_tag.txt: the share of the tag's functions, softefa's NH and Poly1305
+# (src/srd/nh.c, poly1305.c) and all of libcrypto. perf_report.py reads both.
 profile_rdma() {
 	next_port
 	pair t $port "$SOFTEFA" run -- "$build/bin/rr" server --srd --port $port :: \
@@ -217,6 +218,11 @@ profile_rdma() {
 		--duration-ms 3000 >/dev/null
 	perf report -i "$out/perf.rdma.data" --stdio --no-children --sort dso 2>/dev/null |
 		awk '/^ +[0-9.]+%/ {sub("%", "", $1); print $1, $2}' >"$out/rdma_dso.txt"
+	perf report -i "$out/perf.rdma.data" --stdio --no-children --sort dso,sym 2>/dev/null |
+		awk '/^ +[0-9.]+%/ { sub("%", "", $1)
+			if ($2 ~ /^libcrypto/ || ($2 ~ /^libibverbs/ &&
+			    $4 ~ /^(nh_|poly1305_|blocks$|run$|chunk_out$|tag_of$|poly_of$)/)) s += $1 }
+			END { printf "%.1f\n", s }' >"$out/rdma_tag.txt"
 }
 if command -v perf >/dev/null; then
 	echo "perf: profile" >&2

@@ -107,8 +107,9 @@ struct srd_config {
 	uint64_t ack_delay_ns;      /* a lone packet's ack waits this long for data to ride on */
 	uint64_t ack_hold_ns;       /* ...but only in a conversation: we sent the peer data
 				   * this recently; otherwise it goes at once */
-	uint32_t run_bytes;         /* payload a run of packets sent back to back keeps to one path
-	                     * (srd_path_spray); 0 sprays packet by packet, as a NIC does */
+	/* Payload a run of packets sent back to back keeps to one path (srd_path_spray);
+	 * 0 sprays packet by packet, as a NIC does. */
+	uint32_t run_bytes;
 };
 
 /* Fills defaults for everything (mss and npaths must then be set by the caller). */
