@@ -53,8 +53,9 @@
 /* A GSO send: UDP's segment cap, the largest IPv4 UDP payload, the kernel's iovec cap. */
 #define NET_GSO_SEGS  64u
 #define NET_GSO_BYTES 65507u
-/* Payload a run of SRD packets keeps to one path (srd_config.run_bytes) when sending
- * with GSO: the run then fits one GSO send with its headers (seven 8 KiB packets). */
+/* Bytes a run of SRD packets keeps to one path (srd_config.run_bytes, each packet's
+ * payload and SRD_RUN_PKT_COST) when sending with GSO: about a GSO send's 64 KB, so a
+ * run of 8 KiB packets is seven, and it fits one send with its headers. */
 #define NET_RUN_BYTES 60000u
 #define NET_GSO_IOV   1024u
 /* RDMA payloads this large are received in place once such a stream is seen. */

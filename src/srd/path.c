@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Paths: the source ports a peer's packets are sprayed over. Each path keeps its own
- * RTT and a smoothed loss rate. Packets go round robin over the paths that are up;
+ * RTT and a smoothed loss rate. New packets go round robin over the paths that are up,
+ * one at a time or in short runs sent back to back (srd_path_spray);
  * two retransmission timeouts in a row on a path (with no ack from it in between) put
  * it down for a cooldown that doubles each time it fails again, after which it is
  * tried again. A path losing much more than the others is skipped half the time.
@@ -67,12 +68,14 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 
 /*
  * A new packet's path. With cfg.run_bytes set (the engine sets it when it sends with
- * UDP GSO), packets sent back to back form a run (a flowlet) that keeps one path
- * until run_bytes of payload have gone or SRD_RUN_GAP_NS passed since the last: the
- * engine then sends the run as one GSO send (one walk of the kernel's stack, not one
- * per packet), and the peer's traffic still spreads over every path, a run at a time.
- * A packet alone (a ping-pong's) is a run of one. Without run_bytes (the simulator's
- * NIC-like hosts) every packet is a run of its own.
+ * UDP GSO), packets sent back to back form a run (a flowlet) that keeps one path for
+ * run_bytes (payload and SRD_RUN_PKT_COST a packet) and SRD_RUN_PKTS packets at most,
+ * while each follows the last within SRD_RUN_GAP_NS: the engine then sends the run as
+ * one GSO send (one walk of the kernel's stack, not one per packet), and the peer's
+ * traffic still spreads over every path, a run at a time. A packet alone (a
+ * ping-pong's) is a run of one. A run ends early on a path that stops taking
+ * packets, turns lossy or has timed out since it last delivered. Without run_bytes
+ * (the simulator's NIC-like hosts) every packet is a run of its own.
  *
  * A run's path: the usable one holding the fewest packets in flight, scanning from
  * the next in turn. Packets linger on a path whose queues are long, so new ones drift
@@ -81,12 +84,13 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 {
 	struct srd_tx *tx = &p->tx;
-	uint32_t n = p->ep->cfg.npaths, a, best;
+	uint32_t n = p->ep->cfg.npaths, a, best, cost = len + SRD_RUN_PKT_COST;
 	const struct srd_path *run = &tx->paths[tx->run_path];
 
-	if (p->ep->cfg.run_bytes && tx->run_left >= len && now - tx->run_ns <= SRD_RUN_GAP_NS &&
-	    takes(run, now) && run->loss_ewma <= LOSSY_LEVEL) {
-		tx->run_left -= len;
+	if (tx->run_left >= cost && tx->run_pkts && now - tx->run_ns <= SRD_RUN_GAP_NS &&
+	    takes(run, now) && run->loss_ewma <= LOSSY_LEVEL && !run->consec_rto) {
+		tx->run_left -= cost;
+		tx->run_pkts--;
 		tx->run_ns = now;
 		return tx->run_path;
 	}
@@ -101,7 +105,8 @@ uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 			best = b;
 	}
 	tx->run_path = best;
-	tx->run_left = len < p->ep->cfg.run_bytes ? p->ep->cfg.run_bytes - len : 0;
+	tx->run_left = cost < p->ep->cfg.run_bytes ? p->ep->cfg.run_bytes - cost : 0;
+	tx->run_pkts = SRD_RUN_PKTS - 1;
 	tx->run_ns = now;
 	return best;
 }

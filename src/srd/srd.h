@@ -107,10 +107,14 @@ struct srd_config {
 	uint64_t ack_delay_ns;      /* a lone packet's ack waits this long for data to ride on */
 	uint64_t ack_hold_ns;       /* ...but only in a conversation: we sent the peer data
 				   * this recently; otherwise it goes at once */
-	/* Payload a run of packets sent back to back keeps to one path (srd_path_spray);
-	 * 0 sprays packet by packet, as a NIC does. */
+	/* Bytes a run of packets sent back to back keeps to one path (srd_path_spray),
+	 * each packet counted as its payload and SRD_RUN_PKT_COST; 0 sprays packet by
+	 * packet, as a NIC does. */
 	uint32_t run_bytes;
 };
+
+/* What a packet counts in a run beside its payload: its headers and trailer, about. */
+#define SRD_RUN_PKT_COST 128u
 
 /* Fills defaults for everything (mss and npaths must then be set by the caller). */
 void srd_config_default(struct srd_config *cfg);

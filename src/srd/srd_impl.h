@@ -109,8 +109,15 @@ struct srd_msg {
 	struct list_node link; /* peer's queue of messages to packetize, or of reads waiting */
 };
 
-/* A run of packets (srd_path_spray) holds while each follows the last this closely. */
-#define SRD_RUN_GAP_NS 20000ull
+/*
+ * A run of packets (srd_path_spray) holds while each follows the last this closely:
+ * packets a pump launches together share one clock reading, a burst of posts reads it
+ * a microsecond or two apart, and a ping-pong's sends are a round trip apart (7 us and
+ * more on loopback), so each of those is a run of its own.
+ */
+#define SRD_RUN_GAP_NS 5000ull
+/* ... and for at most this many packets: a transmit flush holds 32 datagrams. */
+#define SRD_RUN_PKTS 32u
 
 struct srd_path {
 	struct srd_rtt rtt;
@@ -173,7 +180,8 @@ struct srd_tx {
 	uint32_t next_path;
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	uint32_t run_path;   /* the current run's path (srd_path_spray) */
-	uint32_t run_left;   /* payload bytes the run may still take */
+	uint32_t run_left;   /* bytes the run may still take (srd_config.run_bytes) */
+	uint32_t run_pkts;   /* ... and packets */
 	uint64_t run_ns;     /* its last packet's launch */
 	/* RTT and congestion state */
 	struct srd_rtt rtt;    /* the peer's, over all its paths */
@@ -484,7 +492,8 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 /* path.c */
 void srd_paths_init(struct srd_peer *p);
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
-/* For a new packet: the usable path holding the fewest in flight, from the next in turn. */
+/* For a new packet of len bytes: its run's path, or for a new run the usable path
+ * holding the fewest in flight, from the next in turn. */
 uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len);
 /* The path that most recently delivered (not `avoid`), or srd_path_pick's choice. */
 uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);

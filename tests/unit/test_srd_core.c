@@ -204,11 +204,14 @@ static struct sim_link_cfg chaos_link(int loss_pct, int dup_pct, int reorder_pct
 	return l;
 }
 
-static void test_chaos(void)
+/* Loss, duplication and reordering, with packets sprayed one by one or in runs (as
+ * an engine sending with GSO does: run_bytes). */
+static void test_chaos(uint32_t run_bytes)
 {
 	struct srd_config c = base_cfg();
-	uint64_t seed0 = check_seed_init();
+	uint64_t seed0 = check_seed_init() + run_bytes;
 
+	c.run_bytes = run_bytes;
 	for (int round = 0; round < 40; round++) {
 		int loss = 10 + round % 20;
 		struct sim_link_cfg l = chaos_link(loss, 10, 20);
@@ -223,7 +226,8 @@ static void test_chaos(void)
 		CHECK(ep_stats(s, 1)->data_dup_rx > 0);
 		sim_free(s);
 		if (check_failures != before) {
-			fprintf(stderr, "  chaos round %d (loss %d%%)\n", round, loss);
+			fprintf(stderr, "  chaos round %d (loss %d%%, runs of %u bytes)\n", round,
+			        loss, run_bytes);
 			return;
 		}
 	}
@@ -1080,7 +1084,7 @@ static void test_runs(uint32_t run_bytes)
 {
 	struct srd_config c = base_cfg();
 	struct path_log log = {.n = 0};
-	unsigned longest = 0, len = 1, distinct = 0, lone_same = 0;
+	unsigned longest = 0, len = 1, distinct = 0, lone_same = 0, pair_same = 0;
 	bool used[4] = {false};
 	struct sim *s;
 
@@ -1102,23 +1106,34 @@ static void test_runs(uint32_t run_bytes)
 	for (unsigned i = 0; i < 4; i++)
 		distinct += used[i];
 	if (run_bytes) {
-		CHECK(longest >= 2 && longest <= run_bytes / 1000);
+		CHECK(longest >= 2 && longest <= run_bytes / (1000 + SRD_RUN_PKT_COST));
 		CHECK(distinct >= 3);
 	} else {
 		CHECK_EQ(longest, 1);
 		CHECK_EQ(distinct, 4);
 	}
-	/* Messages alone, each well after the last: each on another path than the last. */
+	/* Messages alone, each 8 us after the last (past the run's 5 us): each on another
+	 * path than the last. Then pairs 2 us apart: with runs, the two share a path. */
 	log.n = 0;
 	for (int i = 0; i < 8; i++) {
 		post(s, SIM_OP_SEND, 1000, SIM_OP_OK);
-		CHECK(run(s));
+		sim_run_until(s, sim_now(s) + 8 * SIM_NS_PER_US);
 	}
-	check_delivery(s, 36, 8);
-	REQUIRE(log.n == 8);
-	for (unsigned i = 1; i < log.n; i++)
+	for (int i = 0; i < 4; i++) {
+		post(s, SIM_OP_SEND, 1000, SIM_OP_OK);
+		sim_run_until(s, sim_now(s) + 2 * SIM_NS_PER_US);
+		post(s, SIM_OP_SEND, 1000, SIM_OP_OK);
+		sim_run_until(s, sim_now(s) + 8 * SIM_NS_PER_US);
+	}
+	CHECK(run(s));
+	check_delivery(s, 36, 16);
+	REQUIRE(log.n == 16);
+	for (unsigned i = 1; i < 8; i++)
 		lone_same += log.path[i] == log.path[i - 1];
 	CHECK_EQ(lone_same, 0);
+	for (unsigned i = 8; i < 16; i += 2)
+		pair_same += log.path[i] == log.path[i + 1];
+	CHECK_EQ(pair_same, run_bytes ? 4 : 0);
 	CHECK_EQ(ep_stats(s, 0)->data_retx, 0);
 	sim_free(s);
 }
@@ -1127,7 +1142,8 @@ int main(void)
 {
 	test_basic();
 	test_exhaustive_drops();
-	test_chaos();
+	test_chaos(0);
+	test_chaos(60000);
 	test_rnr();
 	test_rnr_backoff();
 	test_bad_dest();
