@@ -221,7 +221,7 @@ profile_rdma() {
 	perf report -i "$out/perf.rdma.data" --stdio --no-children --sort dso,sym 2>/dev/null |
 		awk '/^ +[0-9.]+%/ { sub("%", "", $1)
 			if ($2 ~ /^libcrypto/ || ($2 ~ /^libibverbs/ &&
-			    $4 ~ /^(nh_|poly1305_|blocks$|run$|chunk_out$|tag_of$|poly_of$)/)) s += $1 }
+			    $4 ~ /^(nh_|poly1305_|(blocks|run|chunk_out|tag_of|poly_of)(\.|$))/)) s += $1 }
 			END { printf "%.1f\n", s }' >"$out/rdma_tag.txt"
 }
 if command -v perf >/dev/null; then
