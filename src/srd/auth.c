@@ -127,32 +127,52 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-/* The key of the direction src -> dst: HMAC-SHA256 of both identities under the
- * secret, so no two pairs, and no two directions, share a key stream. */
-static EVP_CIPHER_CTX *pair_stream(const struct srd_auth *a, const struct srd_addr *src,
-                                   const struct srd_addr *dst)
+/* HMAC-SHA256 under the secret of label (its NUL included) then n bytes of ctx: each
+ * key the authenticator derives, each under a label of its own. */
+static bool derive(const struct srd_auth *a, const char *label, const uint8_t *ctx, size_t n,
+                   uint8_t out[32])
 {
-	static const char label[] = "softefa auth 2";
-	uint8_t msg[sizeof(label) + 12], key[32], iv[16] = {0};
-	unsigned klen = sizeof(key);
-	EVP_CIPHER_CTX *c;
+	uint8_t msg[64];
+	size_t ll = strlen(label) + 1;
+	unsigned len = 32;
 
-	memcpy(msg, label, sizeof(label));
-	memcpy(msg + sizeof(label), &src->ip, 4);
-	msg[sizeof(label) + 4] = (uint8_t)(src->port >> 8);
-	msg[sizeof(label) + 5] = (uint8_t)src->port;
-	memcpy(msg + sizeof(label) + 6, &dst->ip, 4);
-	msg[sizeof(label) + 10] = (uint8_t)(dst->port >> 8);
-	msg[sizeof(label) + 11] = (uint8_t)dst->port;
-	if (!HMAC(EVP_sha256(), a->secret, sizeof(a->secret), msg, sizeof(msg), key, &klen))
-		return NULL;
-	c = EVP_CIPHER_CTX_new();
+	if (ll + n > sizeof(msg))
+		return false;
+	memcpy(msg, label, ll);
+	if (n)
+		memcpy(msg + ll, ctx, n);
+	return HMAC(EVP_sha256(), a->secret, sizeof(a->secret), msg, ll + n, out, &len) != NULL;
+}
+
+/* A ChaCha20 key stream under the key derived for label and ctx; NULL on failure. */
+static EVP_CIPHER_CTX *stream_new(const struct srd_auth *a, const char *label, const uint8_t *ctx,
+                                  size_t n)
+{
+	uint8_t key[32], iv[16] = {0};
+	EVP_CIPHER_CTX *c = derive(a, label, ctx, n, key) ? EVP_CIPHER_CTX_new() : NULL;
+
 	if (c && EVP_EncryptInit_ex(c, EVP_chacha20(), NULL, key, iv) != 1) {
 		EVP_CIPHER_CTX_free(c);
 		c = NULL;
 	}
 	OPENSSL_cleanse(key, sizeof(key));
 	return c;
+}
+
+/* The key of the direction src -> dst: HMAC-SHA256 of both identities under the
+ * secret, so no two pairs, and no two directions, share a key stream. */
+static EVP_CIPHER_CTX *pair_stream(const struct srd_auth *a, const struct srd_addr *src,
+                                   const struct srd_addr *dst)
+{
+	uint8_t ids[12];
+
+	memcpy(ids, &src->ip, 4);
+	ids[4] = (uint8_t)(src->port >> 8);
+	ids[5] = (uint8_t)src->port;
+	memcpy(ids + 6, &dst->ip, 4);
+	ids[10] = (uint8_t)(dst->port >> 8);
+	ids[11] = (uint8_t)dst->port;
+	return stream_new(a, "softefa auth 2", ids, sizeof(ids));
 }
 
 /*
@@ -283,23 +303,16 @@ static bool tag_of(struct srd_auth *a, const uint8_t otk[OTK_LEN], const struct 
  */
 static bool nh_key_make(struct srd_auth *a)
 {
-	static const char label[] = "softefa nh key 1";
-	uint8_t key[32], iv[16] = {0}, zeros[256] = {0};
-	unsigned klen = sizeof(key);
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-	bool ok = c &&
-	          HMAC(EVP_sha256(), a->secret, sizeof(a->secret), (const unsigned char *)label,
-	               sizeof(label), key, &klen) &&
-	          EVP_EncryptInit_ex(c, EVP_chacha20(), NULL, key, iv) == 1;
+	EVP_CIPHER_CTX *c = stream_new(a, "softefa nh key 1", NULL, 0);
+	bool ok = c != NULL;
 
-	for (size_t at = 0; ok && at < NH_KEY_LEN; at += sizeof(zeros)) {
-		int want = (int)(NH_KEY_LEN - at < sizeof(zeros) ? NH_KEY_LEN - at : sizeof(zeros));
-		int got = 0;
+	for (size_t at = 0; ok && at < NH_KEY_LEN; at += sizeof(a->zeros)) {
+		size_t left = NH_KEY_LEN - at;
+		int want = (int)(left < sizeof(a->zeros) ? left : sizeof(a->zeros)), got = 0;
 
-		ok = EVP_EncryptUpdate(c, a->nh_key + at, &got, zeros, want) == 1 && got == want;
+		ok = EVP_EncryptUpdate(c, a->nh_key + at, &got, a->zeros, want) == 1 && got == want;
 	}
 	EVP_CIPHER_CTX_free(c);
-	OPENSSL_cleanse(key, sizeof(key));
 	a->nh = nh_best();
 	return ok;
 }
@@ -379,13 +392,10 @@ static void peer_insert(struct srd_auth *a, struct auth_peer *p)
  */
 static bool rekey(struct srd_auth *a)
 {
-	static const char label[] = "softefa next salt";
-	uint8_t msg[sizeof(label) + 8], out[32];
-	unsigned len = sizeof(out);
+	uint8_t salt[8], out[32];
 
-	memcpy(msg, label, sizeof(label));
-	put64(msg + sizeof(label), a->salt);
-	if (!HMAC(EVP_sha256(), a->secret, sizeof(a->secret), msg, sizeof(msg), out, &len))
+	put64(salt, a->salt);
+	if (!derive(a, "softefa next salt", salt, sizeof(salt), out))
 		return false;
 	a->salt = get64(out);
 	a->next_gen = 0;

@@ -31,10 +31,20 @@ static void nh_plain(const uint8_t *m, size_t n, const uint8_t *k, uint64_t acc[
 }
 
 #ifdef NH_X86
+/* Adds each pass's w 64-bit lane sums (lanes[p * w ..]) into acc, as unsigned words:
+ * the sums wrap by design (the compilers' own reductions add signed, which UBSan
+ * stops on). */
+static void fold(uint64_t acc[NH_PASSES], const uint64_t *lanes, unsigned w)
+{
+	for (unsigned p = 0; p < NH_PASSES; p++)
+		for (unsigned i = 0; i < w; i++)
+			acc[p] += lanes[p * w + i];
+}
+
 static void nh_sse2(const uint8_t *m, size_t n, const uint8_t *k, uint64_t acc[NH_PASSES])
 {
 	__m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0, t;
-	uint64_t r[2];
+	uint64_t r[NH_PASSES * 2];
 
 	for (size_t i = 0; i < n; i += 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(m + i));
@@ -49,20 +59,17 @@ static void nh_sse2(const uint8_t *m, size_t n, const uint8_t *k, uint64_t acc[N
 		a3 = _mm_add_epi64(a3, _mm_mul_epu32(t, _mm_shuffle_epi32(t, 0xb1)));
 	}
 	_mm_storeu_si128((__m128i *)r, a0);
-	acc[0] += r[0] + r[1];
-	_mm_storeu_si128((__m128i *)r, a1);
-	acc[1] += r[0] + r[1];
-	_mm_storeu_si128((__m128i *)r, a2);
-	acc[2] += r[0] + r[1];
-	_mm_storeu_si128((__m128i *)r, a3);
-	acc[3] += r[0] + r[1];
+	_mm_storeu_si128((__m128i *)(r + 2), a1);
+	_mm_storeu_si128((__m128i *)(r + 4), a2);
+	_mm_storeu_si128((__m128i *)(r + 6), a3);
+	fold(acc, r, 2);
 }
 
 __attribute__((target("avx2"))) static void nh_avx2(const uint8_t *m, size_t n, const uint8_t *k,
                                                     uint64_t acc[NH_PASSES])
 {
 	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, t;
-	uint64_t r[4];
+	uint64_t r[NH_PASSES * 4];
 	size_t i = 0;
 
 	for (; i + 32 <= n; i += 32) {
@@ -78,13 +85,10 @@ __attribute__((target("avx2"))) static void nh_avx2(const uint8_t *m, size_t n, 
 		a3 = _mm256_add_epi64(a3, _mm256_mul_epu32(t, _mm256_shuffle_epi32(t, 0xb1)));
 	}
 	_mm256_storeu_si256((__m256i *)r, a0);
-	acc[0] += r[0] + r[1] + r[2] + r[3];
-	_mm256_storeu_si256((__m256i *)r, a1);
-	acc[1] += r[0] + r[1] + r[2] + r[3];
-	_mm256_storeu_si256((__m256i *)r, a2);
-	acc[2] += r[0] + r[1] + r[2] + r[3];
-	_mm256_storeu_si256((__m256i *)r, a3);
-	acc[3] += r[0] + r[1] + r[2] + r[3];
+	_mm256_storeu_si256((__m256i *)(r + 4), a1);
+	_mm256_storeu_si256((__m256i *)(r + 8), a2);
+	_mm256_storeu_si256((__m256i *)(r + 12), a3);
+	fold(acc, r, 4);
 	if (i < n)
 		nh_sse2(m + i, n - i, k + i, acc);
 }
@@ -93,7 +97,7 @@ __attribute__((target("avx512f"))) static void nh_avx512(const uint8_t *m, size_
                                                          const uint8_t *k, uint64_t acc[NH_PASSES])
 {
 	__m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, t;
-	uint64_t r[8];
+	uint64_t r[NH_PASSES * 8];
 	size_t i = 0;
 
 	for (; i + 64 <= n; i += 64) {
@@ -108,16 +112,11 @@ __attribute__((target("avx512f"))) static void nh_avx512(const uint8_t *m, size_
 		t = _mm512_add_epi32(x, _mm512_loadu_si512(k + i + 48));
 		a3 = _mm512_add_epi64(a3, _mm512_mul_epu32(t, _mm512_shuffle_epi32(t, 0xb1)));
 	}
-	/* Summed as unsigned words: the compiler's reduction adds signed, and these sums
-	 * wrap by design (UBSan stops on a signed overflow). */
 	_mm512_storeu_si512(r, a0);
-	acc[0] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
-	_mm512_storeu_si512(r, a1);
-	acc[1] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
-	_mm512_storeu_si512(r, a2);
-	acc[2] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
-	_mm512_storeu_si512(r, a3);
-	acc[3] += r[0] + r[1] + r[2] + r[3] + r[4] + r[5] + r[6] + r[7];
+	_mm512_storeu_si512(r + 8, a1);
+	_mm512_storeu_si512(r + 16, a2);
+	_mm512_storeu_si512(r + 24, a3);
+	fold(acc, r, 8);
 	if (i < n)
 		nh_avx2(m + i, n - i, k + i, acc);
 }
