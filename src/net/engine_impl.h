@@ -199,6 +199,10 @@ struct net_progress {
 	_Atomic uint64_t spin_ns;
 	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS */
 	_Atomic int armed_cqs;   /* CQs armed for a channel (the thread reads it unlocked) */
+	/* Threads asleep in ibv_get_cq_event on the socket as well as their channel, and
+	 * when one last woke: while they are, or were lately, the socket is theirs. */
+	_Atomic int sock_waiters;
+	_Atomic uint64_t waiter_ns;
 	/* The thread's own, no lock: SOFTEFA_PROGRESS_RT refused, or dropped for a
 	 * flood; the window it measures its waking share over, and its awake time in it. */
 	bool rt_dropped, rt_refused;

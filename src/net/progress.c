@@ -20,7 +20,10 @@
  * socket unarmed, the timers left to the application's polls, a look again after a
  * back-off of NET_PARK_MIN_NS doubling to NET_PARK_MAX_NS, never past the moment the
  * application stops counting as at its CQs. While a CQ is armed (ibv_req_notify_cq)
- * the thread never parks. Both make progress by one net_engine_service round.
+ * the thread never parks, unless a thread asleep in ibv_get_cq_event reads the socket
+ * (waiter_reads): then the thread keeps the timers and leaves the arrivals to the
+ * sleeper, whom they wake once instead of twice in series. Both make progress by one
+ * net_engine_service round.
  *
  * While memory is watched (device rings: net_engine_watch), none of that applies: the
  * application of a direct data path never calls in, so the thread is its device. It
@@ -79,6 +82,21 @@ static bool recent(uint64_t t, uint64_t at, uint64_t within)
 }
 
 /*
+ * Does a thread asleep in ibv_get_cq_event read the socket (lock-free), as of `at`?
+ * While one is, arrivals wake it directly (net_engine_waiter_begin), so the thread
+ * keeps off the socket: woken as well, it would only be a second wake-up (a dear one
+ * here) and contend for the lock. One that woke within NET_BUSY_NS is waiting again
+ * soon (a ping-pong between its sleeps) or done: the thread looks again after its
+ * back-off, and then takes the socket back.
+ */
+static bool waiter_reads(struct net_engine *e, uint64_t at)
+{
+	return atomic_load_explicit(&e->prog.sock_waiters, memory_order_relaxed) > 0 ||
+	       recent(atomic_load_explicit(&e->prog.waiter_ns, memory_order_relaxed), at,
+	              NET_BUSY_NS);
+}
+
+/*
  * Is the application at its CQs (lock-free, before taking the lock), as of `at`? It
  * is inside a poll (maybe waiting for our lock: it reads the socket next), or its
  * calls came back to back (NET_SPIN_CALLS times, each less than NET_SPIN_GAP_NS after
@@ -112,6 +130,8 @@ static bool app_at_cqs(struct net_engine *e, uint64_t at, uint64_t within)
  */
 static bool app_will_read(struct net_engine *e, uint64_t at)
 {
+	if (waiter_reads(e, at))
+		return true;
 	/* Asleep in a completion channel, it reads nothing: no need to peek (a system
 	 * call, here on the way to waking it). */
 	if (atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed))
@@ -123,6 +143,19 @@ static bool app_will_read(struct net_engine *e, uint64_t at)
 	return app_at_cqs(e, at, NET_BUSY_NS);
 }
 
+/* Off the socket, the timer set for a look at `until`; the next park waits longer. */
+static void park_until(struct net_engine *e, uint64_t until)
+{
+	struct epoll_event ev = {.events = 0, .data.u32 = EV_RX};
+
+	net_timer_park(&e->timer, until);
+	e->prog.park_backoff_ns *= 2;
+	if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
+		e->prog.park_backoff_ns = NET_PARK_MAX_NS;
+	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+		e->prog.rx_armed = false;
+}
+
 /*
  * The application reads the socket and runs the timers: off both until the back-off
  * passes, or the verdict that it is at its CQs would lapse (its last spin ages past
@@ -130,7 +163,6 @@ static bool app_will_read(struct net_engine *e, uint64_t at)
  */
 static void park(struct net_engine *e, uint64_t now)
 {
-	struct epoll_event ev = {.events = 0, .data.u32 = EV_RX};
 	uint64_t spin = atomic_load_explicit(&e->prog.spin_ns, memory_order_relaxed);
 	uint64_t poll = atomic_load_explicit(&e->prog.last_poll_ns, memory_order_relaxed);
 	uint64_t lapse = spin ? spin + NET_BUSY_NS : 0, until = now + e->prog.park_backoff_ns;
@@ -141,12 +173,24 @@ static void park(struct net_engine *e, uint64_t now)
 		until = lapse;
 	if (until < now + NET_PARK_MIN_NS)
 		until = now + NET_PARK_MIN_NS;
-	net_timer_park(&e->timer, until);
-	e->prog.park_backoff_ns *= 2;
-	if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
-		e->prog.park_backoff_ns = NET_PARK_MAX_NS;
-	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
-		e->prog.rx_armed = false;
+	park_until(e, until);
+}
+
+/*
+ * While a thread asleep in ibv_get_cq_event reads the socket, the timers stay this
+ * thread's (the sleeper wakes for arrivals only): it runs those due, and looks again
+ * at the next or after the back-off, whichever is sooner.
+ */
+static void park_for_waiter(struct net_engine *e, uint64_t now)
+{
+	uint64_t due = net_sched_due(&e->sched);
+
+	if (due <= now) {
+		if (net_engine_service(e, now) & NET_SERVED_RX)
+			net_ctr(e)->progress_rx_batches++;
+		due = net_sched_due(&e->sched);
+	}
+	park_until(e, due < now + e->prog.park_backoff_ns ? due : now + e->prog.park_backoff_ns);
 }
 
 /*
@@ -161,7 +205,10 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 	bool armed = atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed);
 	bool serve;
 
-	if (rx) {
+	if (waiter_reads(e, run_start)) {
+		park_for_waiter(e, now);
+		serve = false;
+	} else if (rx) {
 		/* A CQ armed since the verdict: its waiter sleeps, serve it. */
 		serve = !reads || armed;
 		if (!serve)
@@ -526,8 +573,21 @@ void net_engine_arm_count(struct net_engine *e, int delta)
 	atomic_fetch_add_explicit(&e->prog.armed_cqs, delta, memory_order_relaxed);
 }
 
+/* Sends held for a batch leave now, before the caller sleeps (locked). */
+static void pump_deferred(struct net_engine *e)
+{
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed))
+		net_engine_pump(e);
+}
+
 void net_engine_want_progress(struct net_engine *e)
 {
+	/* Its sleeps in ibv_get_cq_event read the socket: the thread stays parked (a
+	 * re-arm here would be a system call, and a second wake-up at the next arrival). */
+	if (waiter_reads(e, sefa_now_ns())) {
+		pump_deferred(e);
+		return;
+	}
 	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. The
 	 * caller will not poll: a parked thread's timers come back to it now. */
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
@@ -536,8 +596,33 @@ void net_engine_want_progress(struct net_engine *e)
 	rx_arm(e);
 	/* The caller is about to sleep: sends held for a batch leave now rather than
 	 * wait for a parked progress thread to look again. */
-	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed))
-		net_engine_pump(e);
+	pump_deferred(e);
+}
+
+void net_engine_waiter_note(struct net_engine *e)
+{
+	atomic_store_explicit(&e->prog.waiter_ns, sefa_now_ns(), memory_order_relaxed);
+}
+
+int net_engine_waiter_begin(struct net_engine *e)
+{
+	atomic_fetch_add_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed);
+	if (atomic_load_explicit(&e->sched.deferred, memory_order_relaxed)) {
+		sefa_lock(&e->lock);
+		pump_deferred(e);
+		sefa_unlock(&e->lock);
+	}
+	return e->sock.fds[0];
+}
+
+void net_engine_waiter_end(struct net_engine *e, bool readable)
+{
+	uint64_t now = sefa_now_ns();
+
+	if (readable)
+		net_engine_progress(e, now);
+	atomic_store_explicit(&e->prog.waiter_ns, now, memory_order_relaxed);
+	atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed);
 }
 
 int net_progress_start(struct net_engine *e)

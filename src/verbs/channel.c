@@ -137,42 +137,85 @@ int sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
 	return 0;
 }
 
+/*
+ * A thread asleep here while its context closes holds the engine (its reference) for
+ * at most this long: it looks at the channel again, finds it closed and returns.
+ */
+#define WAIT_LOOK_MS 200
+
+/*
+ * Sleeps until the channel's fd or, with sh, its device's socket is readable: 0, or an
+ * errno if poll fails. What arrives is read by this thread, which then finds its event
+ * on its next look, where otherwise the progress thread would wake, read it and wake
+ * this one: one wake-up a message instead of two in series (net_engine_waiter_begin).
+ */
+static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh)
+{
+	struct pollfd pfd[2] = {{.fd = ch->ch.fd, .events = POLLIN}, {.fd = -1}};
+	int n, err;
+
+	if (sh)
+		pfd[1] = (struct pollfd){.fd = net_engine_waiter_begin(sh->eng), .events = POLLIN};
+	n = poll(pfd, sh ? 2 : 1, sh ? WAIT_LOOK_MS : -1);
+	err = n < 0 ? errno : 0;
+	/* An error pending on the socket reads as readable too: the read clears it. */
+	if (sh)
+		net_engine_waiter_end(sh->eng,
+		                      n > 0 && pfd[1].revents &&
+		                          !atomic_load_explicit(&ch->closed, memory_order_acquire));
+	return err == EINTR ? 0 : err;
+}
+
+/* The oldest event (channel lock held), if any. */
+static struct sefa_cq *take_event(struct sefa_channel *ch)
+{
+	struct sefa_cq *scq;
+
+	if (!ch->count)
+		return NULL;
+	scq = ch->events[ch->head];
+	ch->head = (ch->head + 1) % ch->cap;
+	if (--ch->count == 0)
+		level_lower(ch);
+	/* Counted under the lock: destroy_cq waits for this event's ack. */
+	scq->events_delivered++;
+	return scq;
+}
+
 SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
                                  void **cq_context)
 {
 	struct sefa_channel *ch = to_sch(channel);
-	struct sefa_cq *scq;
+	/* Kept through a close of the context meanwhile, released within WAIT_LOOK_MS. */
+	struct sefa_shared *sh = sefa_ctx_hold_shared(to_sctx(channel->context));
+	struct sefa_cq *scq = NULL;
+	int err = 0;
 
-	for (;;) {
-		struct pollfd pfd = {.fd = ch->ch.fd, .events = POLLIN};
-
+	/* A thread that takes its events here reads the socket while it waits: the
+	 * progress thread keeps off it from now on, whether or not this call sleeps. */
+	if (sh)
+		net_engine_waiter_note(sh->eng);
+	while (!scq && !err) {
 		sefa_lock(&ch->lock);
 		if (atomic_load_explicit(&ch->closed, memory_order_acquire)) {
 			/* As the kernel's event file of a closed context: nothing more. */
 			sefa_unlock(&ch->lock);
-			errno = sefa_refuse(EIO, "ibv_get_cq_event",
-			                    "the channel's context was closed: channel %p",
-			                    (void *)channel);
-			return -1;
-		}
-		if (ch->count) {
-			scq = ch->events[ch->head];
-			ch->head = (ch->head + 1) % ch->cap;
-			if (--ch->count == 0)
-				level_lower(ch);
-			/* Counted under the lock: destroy_cq waits for this event's ack. */
-			scq->events_delivered++;
-			sefa_unlock(&ch->lock);
+			err = sefa_refuse(EIO, "ibv_get_cq_event",
+			                  "the channel's context was closed: channel %p",
+			                  (void *)channel);
 			break;
 		}
+		scq = take_event(ch);
 		sefa_unlock(&ch->lock);
 		/* A non-blocking channel fd means: do not wait. */
-		if (fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK) {
-			errno = EAGAIN;
-			return -1;
-		}
-		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
-			return -1;
+		if (!scq)
+			err = fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK ? EAGAIN : wait_event(ch, sh);
+	}
+	if (sh)
+		sefa_shared_release(sh);
+	if (err) {
+		errno = err;
+		return -1;
 	}
 	*cq = ibv_cq_ex_to_cq(&scq->ex);
 	*cq_context = scq->ex.cq_context;

@@ -43,6 +43,13 @@ out:
 	return err;
 }
 
+void sefa_shared_hold(struct sefa_shared *sh)
+{
+	sefa_lock(&shared_lock);
+	sh->refs++;
+	sefa_unlock(&shared_lock);
+}
+
 void sefa_shared_release(struct sefa_shared *sh)
 {
 	/* Teardown (util/lock.h): a table that cannot be had is left to the exit. */

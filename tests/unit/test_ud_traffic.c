@@ -469,6 +469,43 @@ static void test_channel(struct end *a, struct end *b)
 	CHECK_EQ(poll(&pfd, 1, 0), 0);
 }
 
+/*
+ * A thread asleep in ibv_get_cq_event reads the socket itself, and the progress thread
+ * keeps off it meanwhile. Once no thread waits there, the progress thread takes the
+ * socket back: an application that now watches the channel fd in its own poll() gets
+ * its event (it would wait in vain if the thread stayed off).
+ */
+static void test_channel_after_waiter(struct end *a, struct end *b)
+{
+	struct pollfd pfd = {.fd = b->ch->fd, .events = POLLIN};
+	struct ibv_cq *ev_cq;
+	struct ibv_wc wc;
+	void *ev_ctx;
+
+	for (int i = 0; i < 20; i++) {
+		end_post_recv(b, 30 + i, PAIR_SLOT);
+		CHECK_EQ(ibv_req_notify_cq(b->cq, 0), 0);
+		CHECK_EQ(end_send(a, b, 1, 0, 100, 0, 0), 0);
+		CHECK_EQ(ibv_get_cq_event(b->ch, &ev_cq, &ev_ctx), 0);
+		CHECK(ev_cq == b->cq);
+		ibv_ack_cq_events(ev_cq, 1);
+		REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+		CHECK_EQ(wc.wr_id, (uint64_t)(30 + i));
+		REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	}
+	/* No call of the application reads the socket from here until the event. */
+	end_post_recv(b, 60, PAIR_SLOT);
+	CHECK_EQ(ibv_req_notify_cq(b->cq, 0), 0);
+	CHECK_EQ(end_send(a, b, 1, 0, 100, 0, 0), 0);
+	CHECK_EQ(poll(&pfd, 1, 10000), 1);
+	CHECK_EQ(ibv_get_cq_event(b->ch, &ev_cq, &ev_ctx), 0);
+	ibv_ack_cq_events(ev_cq, 1);
+	CHECK_EQ(ibv_poll_cq(b->cq, 1, &wc), 1);
+	CHECK_EQ(wc.wr_id, 60);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+}
+
 int main(void)
 {
 	struct end a = {0}, b = {0}, c = {0};
@@ -489,6 +526,7 @@ int main(void)
 	test_inline_chain(&a, &b);
 	test_ah_gone(&a, &b);
 	test_channel(&a, &b);
+	test_channel_after_waiter(&a, &b);
 	/* A path too small for the largest messages: they went in pieces, put together. */
 	if (getenv("SOFTEFA_MTU") && strtoul(getenv("SOFTEFA_MTU"), NULL, 0) < 8928 + 52) {
 		CHECK(ENGINE_COUNTER(getpid(), ud_pieces_tx) > 0);
