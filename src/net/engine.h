@@ -273,14 +273,12 @@ struct net_watch {
 void net_engine_watch(struct net_engine *e, const struct net_watch *w);
 
 /*
- * A thread that takes its events in ibv_get_cq_event says so when it calls
- * (waiter_note), and about to sleep there, sleeps on the engine's socket as well
+ * A thread about to sleep in ibv_get_cq_event sleeps on the engine's socket as well
  * (waiter_begin returns its fd; unlocked): an arrival wakes it, not the progress
  * thread first and it second. Those arrivals are the waiter's to read: after its
  * sleep it calls waiter_end, with readable when the socket woke it (unlocked; reads it
  * then). The progress thread keeps the timers meanwhile.
  */
-void net_engine_waiter_note(struct net_engine *e);
 int net_engine_waiter_begin(struct net_engine *e);
 void net_engine_waiter_end(struct net_engine *e, bool readable);
 

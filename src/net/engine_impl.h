@@ -144,6 +144,7 @@ struct net_timer {
 	int fd;
 	uint64_t armed_at;   /* the armed deadline, UINT64_MAX when disarmed */
 	uint64_t park_until; /* set by progress.c (net_timer_park, locked); 0: not parked */
+	bool park_keeps_due; /* parked, but the timers' deadlines still wake the thread */
 };
 
 /* sched.c: SRD sends held back to leave in one burst, and the core's next deadline. */
@@ -337,6 +338,8 @@ void net_timer_close(struct net_timer *t);
 void net_timer_sync(struct net_timer *t, uint64_t due);
 /* The progress thread parks until then (0: it stops parking); sync arms it. */
 void net_timer_park(struct net_timer *t, uint64_t until);
+/* Likewise, but a deadline sooner than `until`, set now or later, wakes it then. */
+void net_timer_park_due(struct net_timer *t, uint64_t until);
 /* The timer fired: reads it, and nothing is armed now. */
 void net_timer_fired(struct net_timer *t);
 

@@ -85,9 +85,11 @@ static bool recent(uint64_t t, uint64_t at, uint64_t within)
  * Does a thread asleep in ibv_get_cq_event read the socket (lock-free), as of `at`?
  * While one is, arrivals wake it directly (net_engine_waiter_begin), so the thread
  * keeps off the socket: woken as well, it would only be a second wake-up (a dear one
- * here) and contend for the lock. One that woke within NET_BUSY_NS is waiting again
- * soon (a ping-pong between its sleeps) or done: the thread looks again after its
- * back-off, and then takes the socket back.
+ * here) and contend for the lock. One that woke from such a sleep within NET_BUSY_NS
+ * is waiting again soon (a ping-pong between its sleeps) or done: the thread looks
+ * again when that time is up (the last sleeper to leave sees to it), and then takes
+ * the socket back. Only a sleep counts: an application that watches the channel fd in
+ * its own poll() and calls ibv_get_cq_event when it is readable never sleeps there.
  */
 static bool waiter_reads(struct net_engine *e, uint64_t at)
 {
@@ -143,17 +145,23 @@ static bool app_will_read(struct net_engine *e, uint64_t at)
 	return app_at_cqs(e, at, NET_BUSY_NS);
 }
 
-/* Off the socket, the timer set for a look at `until`; the next park waits longer. */
-static void park_until(struct net_engine *e, uint64_t until)
+/* The thread off the socket (locked). */
+static void rx_unarm(struct net_engine *e)
 {
 	struct epoll_event ev = {.events = 0, .data.u32 = EV_RX};
 
+	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
+		e->prog.rx_armed = false;
+}
+
+/* Off the socket, the timer set for a look at `until`; the next park waits longer. */
+static void park_until(struct net_engine *e, uint64_t until)
+{
 	net_timer_park(&e->timer, until);
 	e->prog.park_backoff_ns *= 2;
 	if (e->prog.park_backoff_ns > NET_PARK_MAX_NS)
 		e->prog.park_backoff_ns = NET_PARK_MAX_NS;
-	if (e->prog.rx_armed && epoll_ctl(e->prog.epfd, EPOLL_CTL_MOD, e->sock.fds[0], &ev) == 0)
-		e->prog.rx_armed = false;
+	rx_unarm(e);
 }
 
 /*
@@ -177,20 +185,29 @@ static void park(struct net_engine *e, uint64_t now)
 }
 
 /*
+ * The thread looks again when the last sleeper's leaving stops counting (waiter_reads),
+ * or at a timer's deadline, whichever comes first (locked). While a thread sleeps in
+ * ibv_get_cq_event, only the deadlines wake this one: its leaving sets the look.
+ */
+static void park_for_waiter_until(struct net_engine *e)
+{
+	uint64_t look = UINT64_MAX;
+
+	if (!atomic_load_explicit(&e->prog.sock_waiters, memory_order_relaxed))
+		look = atomic_load_explicit(&e->prog.waiter_ns, memory_order_relaxed) + NET_BUSY_NS;
+	net_timer_park_due(&e->timer, look);
+	rx_unarm(e);
+}
+
+/*
  * While a thread asleep in ibv_get_cq_event reads the socket, the timers stay this
- * thread's (the sleeper wakes for arrivals only): it runs those due, and looks again
- * at the next or after the back-off, whichever is sooner.
+ * thread's (the sleeper wakes for arrivals only): it runs those due, and parks.
  */
 static void park_for_waiter(struct net_engine *e, uint64_t now)
 {
-	uint64_t due = net_sched_due(&e->sched);
-
-	if (due <= now) {
-		if (net_engine_service(e, now) & NET_SERVED_RX)
-			net_ctr(e)->progress_rx_batches++;
-		due = net_sched_due(&e->sched);
-	}
-	park_until(e, due < now + e->prog.park_backoff_ns ? due : now + e->prog.park_backoff_ns);
+	if (net_sched_due(&e->sched) <= now && net_engine_service(e, now) & NET_SERVED_RX)
+		net_ctr(e)->progress_rx_batches++;
+	park_for_waiter_until(e);
 }
 
 /*
@@ -599,11 +616,6 @@ void net_engine_want_progress(struct net_engine *e)
 	pump_deferred(e);
 }
 
-void net_engine_waiter_note(struct net_engine *e)
-{
-	atomic_store_explicit(&e->prog.waiter_ns, sefa_now_ns(), memory_order_relaxed);
-}
-
 int net_engine_waiter_begin(struct net_engine *e)
 {
 	atomic_fetch_add_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed);
@@ -619,10 +631,22 @@ void net_engine_waiter_end(struct net_engine *e, bool readable)
 {
 	uint64_t now = sefa_now_ns();
 
-	if (readable)
-		net_engine_progress(e, now);
+	sefa_lock(&e->lock);
 	atomic_store_explicit(&e->prog.waiter_ns, now, memory_order_relaxed);
-	atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed);
+	/* The last sleeper leaves: a thread kept off the socket must look again when
+	 * this leaving stops counting. A system call only when its timer is not set
+	 * for about then already (a ping-pong sets it once a NET_BUSY_NS or so). */
+	if (atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed) == 1 &&
+	    !e->prog.rx_armed &&
+	    (e->timer.park_until > now + 2 * NET_BUSY_NS || e->timer.park_until < now)) {
+		park_for_waiter_until(e);
+		net_timer_sync(&e->timer, net_sched_due(&e->sched));
+	}
+	if (readable) {
+		progress_locked(e, now);
+		return;
+	}
+	sefa_unlock(&e->lock);
 }
 
 int net_progress_start(struct net_engine *e)

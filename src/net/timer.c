@@ -2,7 +2,9 @@
 /*
  * The timerfd the progress thread sleeps on. It is armed for the transmit scheduler's
  * next deadline (an SRD timer, held sends), or, while the thread is parked because the
- * application polls and runs those itself, for when the thread looks again. Arming
+ * application polls and runs those itself, for when the thread looks again (or the
+ * sooner of the two, while a thread asleep in ibv_get_cq_event reads the socket but
+ * leaves the timers to the progress thread: net_timer_park_due). Arming
  * costs a system call, so the armed deadline is remembered and only a new one is set.
  */
 #include "engine_impl.h"
@@ -29,7 +31,9 @@ void net_timer_close(struct net_timer *t)
 
 void net_timer_sync(struct net_timer *t, uint64_t due)
 {
-	uint64_t want = t->park_until ? t->park_until : due;
+	uint64_t want = !t->park_until                             ? due
+	                : t->park_keeps_due && due < t->park_until ? due
+	                                                           : t->park_until;
 	struct itimerspec its;
 
 	if (want == t->armed_at)
@@ -49,6 +53,13 @@ void net_timer_sync(struct net_timer *t, uint64_t due)
 void net_timer_park(struct net_timer *t, uint64_t until)
 {
 	t->park_until = until;
+	t->park_keeps_due = false;
+}
+
+void net_timer_park_due(struct net_timer *t, uint64_t until)
+{
+	t->park_until = until;
+	t->park_keeps_due = true;
 }
 
 void net_timer_fired(struct net_timer *t)

@@ -142,27 +142,31 @@ int sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
  * at most this long: it looks at the channel again, finds it closed and returns.
  */
 #define WAIT_LOOK_MS 200
+/* Woken this many times in one call by arrivals that brought the channel nothing (the
+ * engine's traffic is another thread's), it sleeps on the channel's fd alone. */
+#define WAIT_IDLE_WAKES 8
 
 /*
- * Sleeps until the channel's fd or, with sh, its device's socket is readable: 0, or an
- * errno if poll fails. What arrives is read by this thread, which then finds its event
- * on its next look, where otherwise the progress thread would wake, read it and wake
- * this one: one wake-up a message instead of two in series (net_engine_waiter_begin).
+ * Sleeps until the channel's fd or, with sock, its device's socket is readable: 0, or
+ * an errno if poll fails; *by_sock says whether the socket woke it. What arrives is
+ * read by this thread, which then finds its event on its next look, where otherwise
+ * the progress thread would wake, read it and wake this one: one wake-up a message
+ * instead of two in series (net_engine_waiter_begin).
  */
-static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh)
+static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh, bool sock, bool *by_sock)
 {
 	struct pollfd pfd[2] = {{.fd = ch->ch.fd, .events = POLLIN}, {.fd = -1}};
 	int n, err;
 
-	if (sh)
+	if (sock)
 		pfd[1] = (struct pollfd){.fd = net_engine_waiter_begin(sh->eng), .events = POLLIN};
-	n = poll(pfd, sh ? 2 : 1, sh ? WAIT_LOOK_MS : -1);
+	n = poll(pfd, sock ? 2 : 1, sh ? WAIT_LOOK_MS : -1);
 	err = n < 0 ? errno : 0;
 	/* An error pending on the socket reads as readable too: the read clears it. */
-	if (sh)
-		net_engine_waiter_end(sh->eng,
-		                      n > 0 && pfd[1].revents &&
-		                          !atomic_load_explicit(&ch->closed, memory_order_acquire));
+	*by_sock = sock && n > 0 && pfd[1].revents &&
+	           !atomic_load_explicit(&ch->closed, memory_order_acquire);
+	if (sock)
+		net_engine_waiter_end(sh->eng, *by_sock);
 	return err == EINTR ? 0 : err;
 }
 
@@ -189,12 +193,10 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 	/* Kept through a close of the context meanwhile, released within WAIT_LOOK_MS. */
 	struct sefa_shared *sh = sefa_ctx_hold_shared(to_sctx(channel->context));
 	struct sefa_cq *scq = NULL;
+	unsigned idle_wakes = 0;
+	bool by_sock = false;
 	int err = 0;
 
-	/* A thread that takes its events here reads the socket while it waits: the
-	 * progress thread keeps off it from now on, whether or not this call sleeps. */
-	if (sh)
-		net_engine_waiter_note(sh->eng);
 	while (!scq && !err) {
 		sefa_lock(&ch->lock);
 		if (atomic_load_explicit(&ch->closed, memory_order_acquire)) {
@@ -207,9 +209,13 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		}
 		scq = take_event(ch);
 		sefa_unlock(&ch->lock);
+		if (scq)
+			break;
+		idle_wakes += by_sock;
 		/* A non-blocking channel fd means: do not wait. */
-		if (!scq)
-			err = fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK ? EAGAIN : wait_event(ch, sh);
+		err = fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK
+		          ? EAGAIN
+		          : wait_event(ch, sh, sh && idle_wakes < WAIT_IDLE_WAKES, &by_sock);
 	}
 	if (sh)
 		sefa_shared_release(sh);

@@ -101,21 +101,6 @@ int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n)
 	}
 }
 
-struct sefa_shared *sefa_ctx_hold_shared(struct sefa_context *ctx)
-{
-	struct sefa_shared *sh = NULL;
-
-	/* Announced as a destroy is: a close waits for it before it lets the device state
-	 * go, so the reference is taken before the close's own is dropped. */
-	atomic_fetch_add(&ctx->inside, 1);
-	if (atomic_load(&ctx->state) == SEFA_CTX_OPEN) {
-		sh = ctx->sh;
-		sefa_shared_hold(sh);
-	}
-	leave(ctx);
-	return sh;
-}
-
 void sefa_destroy_commit(struct sefa_context *ctx, struct list_node *n)
 {
 	list_del(n);

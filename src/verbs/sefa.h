@@ -481,8 +481,9 @@ void sefa_sysfs_ensure(void);
 /* shared.c */
 int sefa_shared_acquire(unsigned dev_index, struct sefa_shared **out);
 void sefa_shared_release(struct sefa_shared *sh);
-/* One more reference to sh, for a thread that uses its engine outside every lock. */
-void sefa_shared_hold(struct sefa_shared *sh);
+/* A reference to the device state of an open context (NULL if it is not open) that
+ * keeps its engine alive through a close: release it with sefa_shared_release. */
+struct sefa_shared *sefa_ctx_hold_shared(struct sefa_context *ctx);
 
 /* mr.c (locked) */
 struct sefa_mr *sefa_mr_lookup(struct sefa_shared *sh, uint32_t key);
@@ -545,9 +546,6 @@ void sefa_ctx_put(struct sefa_context *ctx);
 int sefa_destroy_begin(struct sefa_context *ctx, struct list_node *n);
 void sefa_destroy_commit(struct sefa_context *ctx, struct list_node *n);
 void sefa_destroy_cancel(struct sefa_context *ctx);
-/* A reference to the device state of an open context (NULL if it is not open) that
- * keeps its engine alive through a close: release it with sefa_shared_release. */
-struct sefa_shared *sefa_ctx_hold_shared(struct sefa_context *ctx);
 
 /* pd.c: the verbs_context ops for thread and parent domains. */
 struct ibv_td *sefa_alloc_td(struct ibv_context *context, struct ibv_td_init_attr *attr);

@@ -43,11 +43,19 @@ out:
 	return err;
 }
 
-void sefa_shared_hold(struct sefa_shared *sh)
+struct sefa_shared *sefa_ctx_hold_shared(struct sefa_context *ctx)
 {
+	struct sefa_shared *sh = NULL;
+
+	/* ibv_close_device says CLOSED before its release takes this lock: seen open
+	 * here, the context's reference is still there to add to. */
 	sefa_lock(&shared_lock);
-	sh->refs++;
+	if (atomic_load_explicit(&ctx->state, memory_order_acquire) == SEFA_CTX_OPEN) {
+		sh = ctx->sh;
+		sh->refs++;
+	}
 	sefa_unlock(&shared_lock);
+	return sh;
 }
 
 void sefa_shared_release(struct sefa_shared *sh)

@@ -9,8 +9,11 @@
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +40,19 @@ static bool port_free(uint16_t port)
 	if (fd >= 0)
 		close(fd);
 	return ok;
+}
+
+/* The objects of an end whose context is closed, but its PD: each destroy succeeds. */
+static void destroy_closed(struct end *e)
+{
+	if (e->ch)
+		CHECK_EQ(ibv_destroy_comp_channel(e->ch), 0);
+	CHECK_EQ(ibv_destroy_cq(e->cq), 0);
+	if (e->ah)
+		CHECK_EQ(ibv_destroy_ah(e->ah), 0);
+	CHECK_EQ(ibv_destroy_qp(e->qp), 0);
+	CHECK_EQ(ibv_dereg_mr(e->mr), 0);
+	free(e->buf);
 }
 
 /* libfabric 1.17's failing open: the device is closed, then its PD deallocated. */
@@ -100,12 +116,7 @@ static void test_objects_after_close(void)
 	CHECK(!port_free(a_port));
 
 	CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
-	CHECK_EQ(ibv_destroy_comp_channel(a.ch), 0);
-	CHECK_EQ(ibv_destroy_cq(a.cq), 0);
-	CHECK_EQ(ibv_destroy_ah(a.ah), 0);
-	CHECK_EQ(ibv_destroy_qp(a.qp), 0);
-	CHECK_EQ(ibv_dereg_mr(a.mr), 0);
-	free(a.buf);
+	destroy_closed(&a);
 	end_close(&b);
 }
 
@@ -186,6 +197,69 @@ static void test_engine_reclaimed(void)
 	CHECK_EQ(ibv_destroy_cq(a.cq), 0);
 	CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
 	free(a.buf);
+}
+
+struct sleeper {
+	struct end *e;
+	_Atomic long tid;
+	int rc, err;
+};
+
+static void *sleep_in_get_cq_event(void *arg)
+{
+	struct sleeper *s = arg;
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	atomic_store(&s->tid, (long)syscall(SYS_gettid));
+	s->rc = ibv_get_cq_event(s->e->ch, &cq, &cq_ctx);
+	s->err = errno;
+	return NULL;
+}
+
+/* Is thread tid of this process asleep (state S in its stat file)? */
+static bool task_sleeps(long tid)
+{
+	char path[64], line[256], *close_paren;
+	bool asleep = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f) && (close_paren = strrchr(line, ')')))
+		asleep = close_paren[1] == ' ' && close_paren[2] == 'S';
+	fclose(f);
+	return asleep;
+}
+
+/*
+ * A thread asleep in ibv_get_cq_event (where it also watches the device's socket and
+ * holds its engine) when the context closes: it returns EIO, and the engine, its
+ * port with it, goes once it has (before, it slept on for ever).
+ */
+static void test_close_under_sleeper(void)
+{
+	struct end a = {0};
+	struct sleeper s = {.e = &a};
+	pthread_t t;
+	uint16_t port;
+
+	end_open(&a, 0, 0, 1);
+	port = gid_port(&a.gid);
+	REQUIRE(!ibv_req_notify_cq(a.cq, 0));
+	REQUIRE(!pthread_create(&t, NULL, sleep_in_get_cq_event, &s));
+	/* Bounded: a thread that never sleeps leaves the check below to tell. */
+	for (long i = 0; i < 100000000 && !(atomic_load(&s.tid) && task_sleeps(s.tid)); i++)
+		;
+	CHECK_EQ(ibv_close_device(a.ctx), 0);
+	REQUIRE(!pthread_join(t, NULL));
+	CHECK_EQ(s.rc, -1);
+	CHECK_EQ(s.err, EIO);
+	CHECK(port_free(port));
+	destroy_closed(&a);
+	CHECK_EQ(ibv_dealloc_pd(a.pd), 0);
 }
 
 /* SRD sends in flight to a peer that never answers when the device closes. */
@@ -342,6 +416,7 @@ int main(void)
 	test_objects_after_close();
 	test_engine_reclaimed();
 	test_events_after_close();
+	test_close_under_sleeper();
 	test_foreign_channel();
 	test_progress_thread_signals();
 	test_srd_in_flight();
