@@ -277,10 +277,14 @@ void net_engine_watch(struct net_engine *e, const struct net_watch *w);
  * (waiter_begin returns its fd; unlocked): an arrival wakes it, not the progress
  * thread first and it second. Those arrivals are the waiter's to read: after its
  * sleep it calls waiter_end, with readable when the socket woke it (unlocked; reads it
- * then). The progress thread keeps the timers meanwhile.
+ * then, and says whether the read found datagrams). The progress thread keeps the
+ * timers meanwhile.
  */
 int net_engine_waiter_begin(struct net_engine *e);
-void net_engine_waiter_end(struct net_engine *e, bool readable);
+bool net_engine_waiter_end(struct net_engine *e, bool readable);
+/* A sleeper that stops watching the socket (its wake-ups bring it nothing): the
+ * progress thread takes the socket back now rather than a millisecond later. */
+void net_engine_waiter_quit(struct net_engine *e);
 
 /* Armed-CQ accounting (locked): while any CQ is armed the progress thread never parks. */
 void net_engine_arm_count(struct net_engine *e, int delta);

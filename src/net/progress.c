@@ -222,7 +222,9 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 	bool armed = atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed);
 	bool serve;
 
-	if (waiter_reads(e, run_start)) {
+	/* Judged now, not as of run_start: the look a sleeper's leaving set must not be
+	 * in the past when the thread parks for it (it would wake at once, for ever). */
+	if (waiter_reads(e, now)) {
 		park_for_waiter(e, now);
 		serve = false;
 	} else if (rx) {
@@ -559,7 +561,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 }
 
 /* net_engine_progress's round, the lock held. */
-static bool progress_locked(struct net_engine *e, uint64_t now)
+static unsigned progress_locked(struct net_engine *e, uint64_t now)
 {
 	unsigned served;
 
@@ -570,19 +572,19 @@ static bool progress_locked(struct net_engine *e, uint64_t now)
 	if (served & NET_SERVED_RX)
 		net_ctr(e)->inline_rx_batches++;
 	sefa_unlock(&e->lock);
-	return served != 0;
+	return served;
 }
 
 bool net_engine_progress(struct net_engine *e, uint64_t now)
 {
 	sefa_lock(&e->lock);
-	return progress_locked(e, now);
+	return progress_locked(e, now) != 0;
 }
 
 bool net_engine_try_progress(struct net_engine *e, uint64_t now)
 {
 	/* Not counted: the counters are the lock holder's to write. */
-	return sefa_trylock(&e->lock) && progress_locked(e, now);
+	return sefa_trylock(&e->lock) && progress_locked(e, now) != 0;
 }
 
 void net_engine_arm_count(struct net_engine *e, int delta)
@@ -627,7 +629,7 @@ int net_engine_waiter_begin(struct net_engine *e)
 	return e->sock.fds[0];
 }
 
-void net_engine_waiter_end(struct net_engine *e, bool readable)
+bool net_engine_waiter_end(struct net_engine *e, bool readable)
 {
 	uint64_t now = sefa_now_ns();
 
@@ -642,9 +644,23 @@ void net_engine_waiter_end(struct net_engine *e, bool readable)
 		park_for_waiter_until(e);
 		net_timer_sync(&e->timer, net_sched_due(&e->sched));
 	}
-	if (readable) {
-		progress_locked(e, now);
-		return;
+	if (readable)
+		return progress_locked(e, now) & NET_SERVED_RX;
+	sefa_unlock(&e->lock);
+	return false;
+}
+
+void net_engine_waiter_quit(struct net_engine *e)
+{
+	sefa_lock(&e->lock);
+	/* No other sleeper: the socket is the thread's again, at once (waiting out the
+	 * millisecond would leave it unread, a large transfer's datagrams with it). */
+	if (!atomic_load_explicit(&e->prog.sock_waiters, memory_order_relaxed)) {
+		atomic_store_explicit(&e->prog.waiter_ns, 0, memory_order_relaxed);
+		e->prog.park_backoff_ns = NET_PARK_MIN_NS;
+		net_timer_park(&e->timer, 0);
+		rx_arm(e);
+		net_timer_sync(&e->timer, net_sched_due(&e->sched));
 	}
 	sefa_unlock(&e->lock);
 }

@@ -142,20 +142,21 @@ int sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
  * at most this long: it looks at the channel again, finds it closed and returns.
  */
 #define WAIT_LOOK_MS 200
-/* Woken this many times in one call by arrivals that brought the channel nothing (the
- * engine's traffic is another thread's), it sleeps on the channel's fd alone. */
+/* Woken this many times in one call by the socket with nothing left to read (another
+ * thread of the application reads it first), it sleeps on the channel's fd alone. */
 #define WAIT_IDLE_WAKES 8
 
 /*
  * Sleeps until the channel's fd or, with sock, its device's socket is readable: 0, or
- * an errno if poll fails; *by_sock says whether the socket woke it. What arrives is
- * read by this thread, which then finds its event on its next look, where otherwise
- * the progress thread would wake, read it and wake this one: one wake-up a message
- * instead of two in series (net_engine_waiter_begin).
+ * an errno if poll fails; *idle says the socket woke it and its read found nothing.
+ * What arrives is read by this thread, which then finds its event on its next look,
+ * where otherwise the progress thread would wake, read it and wake this one: one
+ * wake-up a message instead of two in series (net_engine_waiter_begin).
  */
-static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh, bool sock, bool *by_sock)
+static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh, bool sock, bool *idle)
 {
 	struct pollfd pfd[2] = {{.fd = ch->ch.fd, .events = POLLIN}, {.fd = -1}};
+	bool by_sock, got = false;
 	int n, err;
 
 	if (sock)
@@ -163,10 +164,11 @@ static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh, bool sock
 	n = poll(pfd, sock ? 2 : 1, sh ? WAIT_LOOK_MS : -1);
 	err = n < 0 ? errno : 0;
 	/* An error pending on the socket reads as readable too: the read clears it. */
-	*by_sock = sock && n > 0 && pfd[1].revents &&
-	           !atomic_load_explicit(&ch->closed, memory_order_acquire);
+	by_sock = sock && n > 0 && pfd[1].revents &&
+	          !atomic_load_explicit(&ch->closed, memory_order_acquire);
 	if (sock)
-		net_engine_waiter_end(sh->eng, *by_sock);
+		got = net_engine_waiter_end(sh->eng, by_sock);
+	*idle = by_sock && !got;
 	return err == EINTR ? 0 : err;
 }
 
@@ -194,7 +196,7 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 	struct sefa_shared *sh = sefa_ctx_hold_shared(to_sctx(channel->context));
 	struct sefa_cq *scq = NULL;
 	unsigned idle_wakes = 0;
-	bool by_sock = false;
+	bool idle = false;
 	int err = 0;
 
 	while (!scq && !err) {
@@ -211,11 +213,12 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		sefa_unlock(&ch->lock);
 		if (scq)
 			break;
-		idle_wakes += by_sock;
+		if (idle && ++idle_wakes == WAIT_IDLE_WAKES)
+			net_engine_waiter_quit(sh->eng);
 		/* A non-blocking channel fd means: do not wait. */
 		err = fcntl(ch->ch.fd, F_GETFL) & O_NONBLOCK
 		          ? EAGAIN
-		          : wait_event(ch, sh, sh && idle_wakes < WAIT_IDLE_WAKES, &by_sock);
+		          : wait_event(ch, sh, sh && idle_wakes < WAIT_IDLE_WAKES, &idle);
 	}
 	if (sh)
 		sefa_shared_release(sh);

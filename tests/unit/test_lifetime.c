@@ -250,8 +250,9 @@ static void test_close_under_sleeper(void)
 	port = gid_port(&a.gid);
 	REQUIRE(!ibv_req_notify_cq(a.cq, 0));
 	REQUIRE(!pthread_create(&t, NULL, sleep_in_get_cq_event, &s));
-	/* Bounded: a thread that never sleeps leaves the check below to tell. */
-	for (long i = 0; i < 100000000 && !(atomic_load(&s.tid) && task_sleeps(s.tid)); i++)
+	/* Bounded (5 s): a thread that never sleeps leaves the checks below to tell. */
+	for (uint64_t end = sefa_now_ns() + 5000000000ull;
+	     sefa_now_ns() < end && !(atomic_load(&s.tid) && task_sleeps(s.tid));)
 		;
 	CHECK_EQ(ibv_close_device(a.ctx), 0);
 	REQUIRE(!pthread_join(t, NULL));
