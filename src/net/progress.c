@@ -599,20 +599,25 @@ static void pump_deferred(struct net_engine *e)
 		net_engine_pump(e);
 }
 
-void net_engine_want_progress(struct net_engine *e)
+/*
+ * The socket and the timers are the thread's again, now (locked). Re-arming from an
+ * application thread is safe: epoll_ctl may race with epoll_wait.
+ */
+static void unpark(struct net_engine *e)
 {
-	/* Its sleeps in ibv_get_cq_event read the socket: the thread stays parked (a
-	 * re-arm here would be a system call, and a second wake-up at the next arrival). */
-	if (waiter_reads(e, sefa_now_ns())) {
-		pump_deferred(e);
-		return;
-	}
-	/* Re-arming from this thread is safe: epoll_ctl may race with epoll_wait. The
-	 * caller will not poll: a parked thread's timers come back to it now. */
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	net_timer_park(&e->timer, 0);
 	net_timer_sync(&e->timer, net_sched_due(&e->sched));
 	rx_arm(e);
+}
+
+void net_engine_want_progress(struct net_engine *e)
+{
+	/* The caller will not poll: a parked thread takes the socket back, unless the
+	 * caller's sleeps in ibv_get_cq_event read it (a re-arm would be a system call,
+	 * and a second wake-up at the next arrival). */
+	if (!waiter_reads(e, sefa_now_ns()))
+		unpark(e);
 	/* The caller is about to sleep: sends held for a batch leave now rather than
 	 * wait for a parked progress thread to look again. */
 	pump_deferred(e);
@@ -657,10 +662,7 @@ void net_engine_waiter_quit(struct net_engine *e)
 	 * millisecond would leave it unread, a large transfer's datagrams with it). */
 	if (!atomic_load_explicit(&e->prog.sock_waiters, memory_order_relaxed)) {
 		atomic_store_explicit(&e->prog.waiter_ns, 0, memory_order_relaxed);
-		e->prog.park_backoff_ns = NET_PARK_MIN_NS;
-		net_timer_park(&e->timer, 0);
-		rx_arm(e);
-		net_timer_sync(&e->timer, net_sched_due(&e->sched));
+		unpark(e);
 	}
 	sefa_unlock(&e->lock);
 }
