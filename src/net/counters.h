@@ -33,6 +33,8 @@
 	X(progress_rt_drops, "progress thread left real-time priority (a flood of datagrams)")  \
 	X(progress_rx_batches, "receive batches run by the progress thread")                    \
 	X(inline_rx_batches, "receive batches run inside application calls")                    \
+	X(idle_poll_sleeps, "polls that slept: nothing for 1 ms on a CPU others wanted")        \
+	X(idle_poll_wakes, "sleeping polls woken by a completion another thread added")         \
 	X(srd_data_tx, "SRD data packets sent (first transmissions)")                           \
 	X(srd_data_retx, "SRD data packets retransmitted")                                      \
 	X(srd_data_rx, "SRD data packets received")                                             \

@@ -204,6 +204,10 @@ struct net_progress {
 	 * when one last woke: while they are, or were lately, the socket is theirs. */
 	_Atomic int sock_waiters;
 	_Atomic uint64_t waiter_ns;
+	/* Polling threads asleep in an idle poll (net_poll_result), and the eventfd a
+	 * completion added meanwhile wakes them by. */
+	_Atomic int poll_sleepers;
+	int sleepfd;
 	/* The thread's own, no lock: SOFTEFA_PROGRESS_RT refused, or dropped for a
 	 * flood; the window it measures its waking share over, and its awake time in it. */
 	bool rt_dropped, rt_refused;
