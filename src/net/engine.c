@@ -106,7 +106,7 @@ static int engine_create(unsigned dev_index, struct net_engine **out)
 		return -ENOMEM;
 	sefa_lock_init(&e->lock);
 	e->dev_index = dev_index;
-	e->prog.epfd = e->prog.wakefd = e->prog.sleepfd = e->timer.fd = -1;
+	e->prog.epfd = e->prog.wakefd = e->timer.fd = -1;
 	for (unsigned i = 0; i < SEFA_MAX_PATHS; i++)
 		e->sock.fds[i] = -1;
 	/* The largest datagram the paths carry without IP fragmentation, less the

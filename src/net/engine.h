@@ -226,18 +226,19 @@ bool net_engine_progress(struct net_engine *e, uint64_t now);
 bool net_engine_try_progress(struct net_engine *e, uint64_t now);
 
 /*
- * What a poll found (any thread, no lock; now: its note_poll reading; ready: the
- * polled CQ's count of entries), and that it ended: the engine tells from the gaps
- * between calls whether the application is at its CQs (progress.c). A thread whose
- * polls have found nothing for a while gives its CPU away (sched_yield), and again
- * each time the interval passes: with more runnable threads than CPUs, the one it
- * waits for (its peer, or the process it shares a CPU with) may be waiting for that
- * CPU. Alone on it, the yield returns at once and the interval grows. Shared, and
- * finding nothing for a millisecond, it sleeps until something arrives (at most a
- * millisecond at a time): a poll may then take that long to return empty.
+ * What a poll found (any thread, no lock; now: its note_poll reading), and that it
+ * ended: the engine tells from the gaps between calls whether the application is at
+ * its CQs (progress.c). A thread whose polls have found nothing for a while gives its
+ * CPU away (sched_yield), and again each time the interval passes: with more runnable
+ * threads than CPUs, the one it waits for (its peer, or the process it shares a CPU
+ * with) may be waiting for that CPU. Alone on it, the yield returns at once and the
+ * interval grows. Shared, polling in a tight loop, and with nothing completed on the
+ * engine for a millisecond, it sleeps until something arrives or completes (at most
+ * SOFTEFA_IDLE_SLEEP_US at a time): such a poll may take that long to return empty.
  */
-void net_poll_result(struct net_engine *e, bool found, uint64_t now, const _Atomic uint32_t *ready);
-/* A completion was added (locked): a thread asleep in an idle poll wakes. */
+void net_poll_result(struct net_engine *e, bool found, uint64_t now);
+/* A completion was added or a completion counter moved (locked): threads asleep in
+ * an idle poll wake. */
 void net_engine_poll_wake(struct net_engine *e);
 
 /* A completion channel waits on this engine: make the progress thread serve the

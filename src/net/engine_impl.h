@@ -183,6 +183,7 @@ struct net_rx {
 };
 
 /* progress.c: the progress thread, and what the application's polls tell it. */
+#define NET_SLEEPERS_MAX 16 /* threads asleep in idle polls at once; more yield */
 struct net_progress {
 	pthread_t thread;
 	bool started;
@@ -204,10 +205,12 @@ struct net_progress {
 	 * when one last woke: while they are, or were lately, the socket is theirs. */
 	_Atomic int sock_waiters;
 	_Atomic uint64_t waiter_ns;
-	/* Polling threads asleep in an idle poll (net_poll_result), and the eventfd a
-	 * completion added meanwhile wakes them by. */
-	_Atomic int poll_sleepers;
-	int sleepfd;
+	/* Completions added and completion counters moved (written locked, read by polls
+	 * without the lock), and the eventfds of threads asleep in an idle poll
+	 * (net_poll_result; locked), each woken by the next of those. */
+	_Atomic uint64_t events;
+	int sleeper_fd[NET_SLEEPERS_MAX];
+	int nsleepers;
 	/* The thread's own, no lock: SOFTEFA_PROGRESS_RT refused, or dropped for a
 	 * flood; the window it measures its waking share over, and its awake time in it. */
 	bool rt_dropped, rt_refused;

@@ -22,8 +22,9 @@
  * application stops counting as at its CQs. While a CQ is armed (ibv_req_notify_cq)
  * the thread never parks, unless a thread asleep in ibv_get_cq_event reads the socket
  * (waiter_reads): then the thread keeps the timers and leaves the arrivals to the
- * sleeper, whom they wake once instead of twice in series. Both make progress by one
- * net_engine_service round.
+ * sleeper, whom they wake once instead of twice in series. A thread asleep in an idle
+ * poll (net_poll_result) reads the socket too, and counts as such a sleeper while it
+ * sleeps. All make progress by one net_engine_service round.
  *
  * While memory is watched (device rings: net_engine_watch), none of that applies: the
  * application of a direct data path never calls in, so the thread is its device. It
@@ -39,6 +40,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -50,8 +52,8 @@
 #define NET_YIELD_MAX_NS    1000000ull  /* ... growing to this while yields find nobody */
 #define NET_YIELD_RAN_NS    2000ull     /* a yield this long let another thread run */
 #define NET_YIELD_SHARED_NS 3000ull     /* ... and then the next comes this soon */
-#define NET_SLEEP_AFTER_NS  1000000ull  /* found nothing this long, CPU shared: sleep */
-#define NET_SLEEP_MAX_NS    1000000ull  /* ... this long at most at a time */
+#define NET_YIELD_GAP_NS    10000ull    /* polls this far apart: work between them */
+#define NET_SLEEP_AFTER_NS  1000000ull  /* nothing came this long, CPU shared: sleep */
 #define NET_SLEEP_RELEARN   8u          /* ... and every 8th time yield: still shared? */
 #define NET_SPIN_GAP_NS     5000ull     /* a call this soon after the last one ended... */
 #define NET_SPIN_CALLS      8u          /* ... this many times in a row... */
@@ -531,105 +533,232 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
 	       atomic_load_explicit(&e->sched.deferred, memory_order_relaxed);
 }
 
+static unsigned progress_locked(struct net_engine *e, uint64_t now);
+static void pump_deferred(struct net_engine *e);
+
+/* A sleeper's eventfd joins the engine's list (locked); false when the list is full. */
+static bool sleeper_add(struct net_engine *e, int fd)
+{
+	if (e->prog.nsleepers == NET_SLEEPERS_MAX)
+		return false;
+	e->prog.sleeper_fd[e->prog.nsleepers++] = fd;
+	return true;
+}
+
+/* ... and leaves it (locked), unless a completion's wake took it off already. */
+static void sleeper_remove(struct net_engine *e, int fd)
+{
+	for (int i = 0; i < e->prog.nsleepers; i++)
+		if (e->prog.sleeper_fd[i] == fd) {
+			e->prog.sleeper_fd[i] = e->prog.sleeper_fd[--e->prog.nsleepers];
+			return;
+		}
+}
+
+/* The last thread asleep on the socket has left it (locked): the progress thread
+ * looks again when the application stops counting as at its CQs, the usual rule. */
+static void idle_sleep_end(struct net_engine *e, bool readable, uint64_t now)
+{
+	if (atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed) == 1 &&
+	    !e->prog.rx_armed) {
+		park(e, now);
+		net_timer_sync(&e->timer, net_sched_due(&e->sched));
+	}
+	if (readable)
+		progress_locked(e, now); /* and unlocks */
+	else
+		sefa_unlock(&e->lock);
+}
+
 /*
- * Sleeps until a datagram arrives, a completion is added (net_engine_poll_wake), the
- * next SRD timer falls due or NET_SLEEP_MAX_NS pass; not at all if *ready shows the
- * polled CQ has entries once the thread counts as asleep. Checked under the engine
- * lock, under which completions are added: either the check sees the entry, or the
- * one who adds it sees the sleeper and wakes it. While asleep the thread reads the
- * socket, as one asleep in ibv_get_cq_event does (net_engine_waiter_begin).
+ * Sleeps until a datagram arrives, a completion is added to any CQ of the engine or a
+ * completion counter moves (net_engine_poll_wake), the next SRD timer falls due or
+ * the configured time passes (SOFTEFA_IDLE_SLEEP_US). Not at all if any of that
+ * happened since the caller's poll saw `seen` (the engine's count of them): checked
+ * under the engine lock, under which they happen, so either the check sees one or
+ * the one who adds it finds this thread's eventfd on the list and wakes it. Each
+ * sleeper has its own eventfd (made for the sleep: sleeps are the idle path), so no
+ * sleeper can drain another's wake. While asleep the thread reads the socket, as one
+ * asleep in ibv_get_cq_event does. False when it did not sleep.
  */
-static void idle_sleep(struct net_engine *e, const _Atomic uint32_t *ready, uint64_t now)
+static bool idle_sleep(struct net_engine *e, uint64_t seen, uint64_t now)
 {
 	uint64_t until = atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed), drain;
-	struct pollfd pfd[2] = {{.fd = e->prog.sleepfd, .events = POLLIN}, {.events = POLLIN}};
-	struct timespec ts;
-	bool empty;
-	int n;
+	uint64_t most = (uint64_t)sefa_config_get()->idle_sleep_us * 1000;
+	struct pollfd pfd[2] = {{.events = POLLIN}, {.events = POLLIN}};
+	struct timespec ts = {0};
+	bool in;
+	int n = 0;
 
-	if (until > now + NET_SLEEP_MAX_NS)
-		until = now + NET_SLEEP_MAX_NS;
-	if (until <= now || e->prog.sleepfd < 0)
-		return;
+	if (until > now + most)
+		until = now + most;
+	if (until <= now)
+		return false;
+	pfd[0].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pfd[0].fd < 0)
+		return false;
 	sefa_lock(&e->lock);
-	atomic_fetch_add_explicit(&e->prog.poll_sleepers, 1, memory_order_relaxed);
-	empty = !atomic_load_explicit(ready, memory_order_acquire);
-	if (empty)
+	in = atomic_load_explicit(&e->prog.events, memory_order_relaxed) == seen &&
+	     sleeper_add(e, pfd[0].fd);
+	if (in) {
 		net_ctr(e)->idle_poll_sleeps++;
+		atomic_fetch_add_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed);
+		/* Sends held for a batch leave before the sleep. */
+		pump_deferred(e);
+	}
 	sefa_unlock(&e->lock);
-	if (!empty) {
-		atomic_fetch_sub_explicit(&e->prog.poll_sleepers, 1, memory_order_relaxed);
-		return;
+	if (!in) {
+		close(pfd[0].fd);
+		return false;
 	}
-	pfd[1].fd = net_engine_waiter_begin(e);
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)(until - now);
-	n = ppoll(pfd, 2, &ts, NULL);
-	atomic_fetch_sub_explicit(&e->prog.poll_sleepers, 1, memory_order_relaxed);
-	if (n > 0 && pfd[0].revents) {
-		/* Another sleeper may have drained it first: woken all the same. */
-		if (read(e->prog.sleepfd, &drain, sizeof(drain)) < 0)
-			drain = 0;
-		sefa_lock(&e->lock);
+	pfd[1].fd = e->sock.fds[0];
+	now = sefa_now_ns();
+	if (until > now) {
+		ts.tv_nsec = (long)(until - now);
+		n = ppoll(pfd, 2, &ts, NULL);
+	}
+	now = sefa_now_ns();
+	sefa_lock(&e->lock);
+	sleeper_remove(e, pfd[0].fd);
+	if (n > 0 && pfd[0].revents)
 		net_ctr(e)->idle_poll_wakes++;
-		sefa_unlock(&e->lock);
-	}
-	net_engine_waiter_end(e, n > 0 && pfd[1].revents);
+	idle_sleep_end(e, n > 0 && pfd[1].revents, now);
+	if (n > 0 && pfd[0].revents && read(pfd[0].fd, &drain, sizeof(drain)) < 0)
+		drain = 0; /* the fd is closed next either way */
+	close(pfd[0].fd);
+	return true;
 }
 
 void net_engine_poll_wake(struct net_engine *e)
 {
 	uint64_t one = 1;
 
-	if (!atomic_load_explicit(&e->prog.poll_sleepers, memory_order_relaxed))
-		return;
-	if (write(e->prog.sleepfd, &one, sizeof(one)) < 0)
-		sefa_log(SEFA_LOG_WARN, "idle poll: wake: %s", strerror(errno));
+	atomic_store_explicit(&e->prog.events,
+	                      atomic_load_explicit(&e->prog.events, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+	/* Each sleeper once: the list empties, a sleeper's leaving finds itself gone. */
+	for (int i = 0; i < e->prog.nsleepers; i++)
+		if (write(e->prog.sleeper_fd[i], &one, sizeof(one)) < 0)
+			sefa_log(SEFA_LOG_WARN, "idle poll: wake: %s", strerror(errno));
+	e->prog.nsleepers = 0;
 }
 
-void net_poll_result(struct net_engine *e, bool found, uint64_t now, const _Atomic uint32_t *ready)
-{
-	/* Per thread: when its polls began to find nothing, and when it last gave the
-	 * CPU away since (0: they find some); how long its polls may find nothing before
-	 * it yields; its sleeps. A gap between polls does not end the wait: the gap may
-	 * be the scheduler running others (a poller that stopped yielding when gaps
-	 * reset the count ran whole slices of 4 ms while its peers waited: MPI with 4
-	 * ranks on 2 cores, Sendrecv 256 KiB, fell from 1 ms to 3-7 ms a call). */
-	static _Thread_local uint64_t waiting, empty_since, after = NET_YIELD_AFTER_NS;
-	static _Thread_local unsigned sleeps;
-	uint64_t before, back;
+/* A thread's idle-poll state (thread-local: the polls of one thread). */
+struct idle_poll {
+	struct net_engine *eng;   /* the engine it polls */
+	uint64_t seen;            /* that engine's count of completions it last saw */
+	uint64_t waiting;         /* since when nothing came (0: something did) */
+	uint64_t empty_since;     /* when its polls began to find nothing, or it last yielded */
+	uint64_t last;            /* when it last polled */
+	uint64_t after;           /* how long polls may find nothing before it yields */
+	uint64_t inside, slept;   /* time in its polls, and asleep in them, all told */
+	uint64_t at, cpu, in, zz; /* the clock, its CPU time, inside and slept when last judged */
+	unsigned sleeps;          /* sleeps while it may sleep; every 8th a yield instead */
+	bool may_sleep;
+};
 
-	net_engine_call_end(e, 0);
+/*
+ * May a thread that has waited NET_SLEEP_AFTER_NS sleep in its polls? Judged each
+ * NET_SLEEP_AFTER_NS from its CPU time (one system call): it spent most of its time on
+ * the CPU in our polls (it does nothing else: an idle poller, not one that computes
+ * between polls), and it was off the CPU a tenth of the time it was awake (others want
+ * the CPU). A first look only takes the readings.
+ */
+static bool idle_verdict(struct idle_poll *p, uint64_t now)
+{
+	struct timespec ts;
+	uint64_t cpu, awake;
+	bool polls, shared, first = !p->cpu;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return false;
+	cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	awake = now - p->at - (p->slept - p->zz);
+	polls = (p->inside - p->in) * 4 >= cpu - p->cpu;
+	shared = (cpu - p->cpu) * 10 < awake * 9;
+	p->at = now;
+	p->cpu = cpu;
+	p->in = p->inside;
+	p->zz = p->slept;
+	return !first && polls && shared;
+}
+
+/*
+ * Shared, and idle a millisecond (an MPI rank in a barrier while two others exchange),
+ * the thread sleeps: its yields and their system calls took half the CPU from the
+ * ranks at work (4 ranks on 2 cores, PingPong 8 B: 94-119 us a message, with the sleep
+ * 25-39). Every 8th time it yields instead: one that returns at once says the CPU is
+ * its own now, and it stops. True when it slept.
+ */
+static bool idle_turn(struct net_engine *e, struct idle_poll *p)
+{
+	uint64_t before = sefa_now_ns(), back;
+
+	if (!idle_sleep(e, p->seen, before))
+		return false;
+	back = sefa_now_ns();
+	p->slept += back - before;
+	p->empty_since = p->last = back;
+	net_engine_call_end(e, back);
+	return true;
+}
+
+void net_poll_result(struct net_engine *e, bool found, uint64_t now)
+{
+	static _Thread_local struct idle_poll p = {.after = NET_YIELD_AFTER_NS};
+	uint64_t events = atomic_load_explicit(&e->prog.events, memory_order_relaxed);
+	uint64_t end = sefa_now_ns(), before, back;
+	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS;
+
+	net_engine_call_end(e, end);
+	p.inside += end - now;
+	p.last = now;
+	/* Anything completed on the engine, by any thread: this one is not idle. */
+	if (found || e != p.eng || events != p.seen) {
+		p.eng = e;
+		p.seen = events;
+		p.waiting = p.cpu = 0;
+		p.may_sleep = false;
+	}
 	if (found) {
-		waiting = empty_since = 0;
+		p.empty_since = 0;
 		return;
 	}
-	if (!empty_since) {
-		waiting = empty_since = now;
+	if (!p.waiting)
+		p.waiting = p.at = now;
+	if (now - p.waiting >= NET_SLEEP_AFTER_NS && now - p.at >= NET_SLEEP_AFTER_NS &&
+	    !p.may_sleep)
+		p.may_sleep = idle_verdict(&p, now);
+	if (p.may_sleep && ++p.sleeps % NET_SLEEP_RELEARN && idle_turn(e, &p))
 		return;
+	/* Polls far apart (work between them) are not one busy wait: count afresh. A gap
+	 * may also be the scheduler running others: the interval goes back to its start
+	 * (a poller whose interval had grown to 1 ms, its count reset by every
+	 * preemption, never yielded again and ran whole 4 ms slices while its peers
+	 * waited: MPI with 4 ranks on 2 cores, Sendrecv 256 KiB 1 ms a call -> 3-7 ms). */
+	if (gap || !p.empty_since) {
+		p.empty_since = now;
+		if (gap && p.after > NET_YIELD_AFTER_NS)
+			p.after = NET_YIELD_AFTER_NS;
+		if (!p.may_sleep)
+			return;
 	}
-	if (now - empty_since < after)
+	if (now - p.empty_since < p.after && !p.may_sleep)
 		return;
 	/* Shared, a yield turns the scheduler's slices (milliseconds) into a few
 	 * microseconds (the peer's answer may be what waits for this CPU); alone on the
 	 * CPU it returns at once, and the interval doubles so that a lone poller pays a
-	 * system call a millisecond. Only the yield is timed. Shared, and waiting long
-	 * (an MPI rank idle in a barrier while two others exchange), the thread sleeps
-	 * instead: its yields and their system calls took half the CPU from the ranks
-	 * at work (4 ranks on 2 cores, PingPong 8 B: 95-120 us a message, asleep 24-35). */
+	 * system call a millisecond. Only the yield is timed. */
 	before = sefa_now_ns();
-	if (after == NET_YIELD_SHARED_NS && now - waiting >= NET_SLEEP_AFTER_NS &&
-	    ++sleeps % NET_SLEEP_RELEARN) {
-		idle_sleep(e, ready, before);
-		back = sefa_now_ns();
+	sched_yield();
+	back = sefa_now_ns();
+	if (back - before >= NET_YIELD_RAN_NS) {
+		p.after = NET_YIELD_SHARED_NS;
 	} else {
-		sched_yield();
-		back = sefa_now_ns();
-		after = back - before >= NET_YIELD_RAN_NS ? NET_YIELD_SHARED_NS
-		        : after * 2 > NET_YIELD_MAX_NS    ? NET_YIELD_MAX_NS
-		                                          : after * 2;
+		p.after = p.after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS : p.after * 2;
+		p.may_sleep = false;
 	}
-	empty_since = back;
+	p.empty_since = p.last = back;
 	net_engine_call_end(e, back);
 }
 
@@ -749,8 +878,7 @@ int net_progress_start(struct net_engine *e)
 	e->prog.park_backoff_ns = NET_PARK_MIN_NS;
 	e->prog.epfd = epoll_create1(EPOLL_CLOEXEC);
 	e->prog.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	e->prog.sleepfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (e->prog.epfd < 0 || e->prog.wakefd < 0 || e->prog.sleepfd < 0)
+	if (e->prog.epfd < 0 || e->prog.wakefd < 0)
 		return -errno;
 	err = net_timer_open(&e->timer);
 	if (err)
@@ -800,9 +928,7 @@ bool net_progress_stop(struct net_engine *e)
 		close(e->prog.epfd);
 	if (e->prog.wakefd >= 0)
 		close(e->prog.wakefd);
-	if (e->prog.sleepfd >= 0)
-		close(e->prog.sleepfd);
 	net_timer_close(&e->timer);
-	e->prog.epfd = e->prog.wakefd = e->prog.sleepfd = -1;
+	e->prog.epfd = e->prog.wakefd = -1;
 	return true;
 }

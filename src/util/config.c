@@ -83,6 +83,7 @@ static const struct num_var transport_vars[] = {
     {"SOFTEFA_SOCKBUF", CFG(sock_buf), 8u << 20, 64u << 10, 1u << 30, NULL},
     {"SOFTEFA_GSO", CFG(offload), 1, 0, 1, NULL},
     {"SOFTEFA_PROGRESS_RT", CFG(progress_rt), 0, 0, 1, NULL},
+    {"SOFTEFA_IDLE_SLEEP_US", CFG(idle_sleep_us), 1000, 0, 100000, NULL},
     {"SOFTEFA_RINGS", CFG(rings), 0, 0, 1, NULL},
     {"SOFTEFA_UNSIGNALED", CFG(allow_unsignaled), 0, 0, 1, NULL},
     {"SOFTEFA_COMP_CNTR_BYTES", CFG(comp_cntr_bytes), 0, 0, 1, NULL},

@@ -34,15 +34,16 @@ struct sefa_limits {
 };
 
 struct sefa_config {
-	struct in_addr addr; /* SOFTEFA_ADDR: the IPv4 address every engine binds */
-	uint16_t port;       /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
-	uint32_t paths;      /* SOFTEFA_PATHS: source ports (paths) per engine */
-	uint32_t ndevs;      /* SOFTEFA_DEVICES: how many efa_N devices to list */
-	uint32_t mtu;        /* SOFTEFA_MTU: IP MTU of the paths; 0 = the interface's */
-	uint32_t sock_buf;   /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
-	bool offload;        /* SOFTEFA_GSO: UDP segmentation and receive coalescing */
-	bool progress_rt;    /* SOFTEFA_PROGRESS_RT: the progress thread runs SCHED_FIFO */
-	bool rings;          /* SOFTEFA_RINGS: efadv_query_qp_wqs / _cq give device rings */
+	struct in_addr addr;    /* SOFTEFA_ADDR: the IPv4 address every engine binds */
+	uint16_t port;          /* SOFTEFA_PORT: first UDP port of efa_0; 0 = ephemeral */
+	uint32_t paths;         /* SOFTEFA_PATHS: source ports (paths) per engine */
+	uint32_t ndevs;         /* SOFTEFA_DEVICES: how many efa_N devices to list */
+	uint32_t mtu;           /* SOFTEFA_MTU: IP MTU of the paths; 0 = the interface's */
+	uint32_t sock_buf;      /* SOFTEFA_SOCKBUF: socket send/receive buffer bytes */
+	bool offload;           /* SOFTEFA_GSO: UDP segmentation and receive coalescing */
+	bool progress_rt;       /* SOFTEFA_PROGRESS_RT: the progress thread runs SCHED_FIFO */
+	uint32_t idle_sleep_us; /* SOFTEFA_IDLE_SLEEP_US: an idle poll's longest sleep */
+	bool rings;             /* SOFTEFA_RINGS: efadv_query_qp_wqs / _cq give device rings */
 	bool allow_unsignaled;
 	bool comp_cntr_bytes;       /* SOFTEFA_COMP_CNTR_BYTES: allow byte-counting counters */
 	uint32_t srd_timeout_ms;    /* SOFTEFA_TIMEOUT_MS: peer silent this long = gone */

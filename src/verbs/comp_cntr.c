@@ -53,6 +53,8 @@ void sefa_cntr_count(struct sefa_qp *qp, enum sefa_cntr_op op, bool ok, uint64_t
 		return;
 	/* Errors count failed work requests, whatever the counter's type. */
 	word_add(c->val[ok ? 0 : 1], ok && c->bytes ? bytes : 1);
+	/* A thread waiting on the counter may drive progress by polling a CQ. */
+	net_engine_poll_wake(qp->sh->eng);
 }
 
 void sefa_cntr_release_qp(struct sefa_qp *qp)

@@ -184,7 +184,7 @@ int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		net_engine_try_progress(cq->ctx->sh->eng, now);
 	if (!got && cq_rx_inline(cq, now))
 		got = cq_pop_wc(cq, num_entries, wc);
-	net_poll_result(cq->ctx->sh->eng, got > 0, now, &cq->nready);
+	net_poll_result(cq->ctx->sh->eng, got > 0, now);
 	return got;
 }
 
@@ -224,7 +224,7 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	if (net_engine_note_poll(cq->ctx->sh->eng, &now))
 		cq_rx_inline(cq, now);
 	got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
-	net_poll_result(cq->ctx->sh->eng, got, now, &cq->nready);
+	net_poll_result(cq->ctx->sh->eng, got, now);
 	return got ? 0 : ENOENT;
 }
 

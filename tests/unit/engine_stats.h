@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../src/net/counters.h"
@@ -76,6 +77,24 @@ static inline int64_t engine_counter(pid_t pid, size_t off)
 }
 
 #define ENGINE_COUNTER(pid, name) engine_counter((pid), offsetof(struct net_counters, name))
+
+/*
+ * The counter at `off` of process pid's engine once its published value passes
+ * `above`, looked at every millisecond for at most `seconds` (then its last value):
+ * an engine publishes within about 100 ms of a change, not at once.
+ */
+static inline int64_t engine_counter_past(pid_t pid, size_t off, int64_t above, int seconds)
+{
+	struct timespec pause = {0, 1000000};
+	int64_t v;
+
+	for (long i = 0; (v = engine_counter(pid, off)) <= above && i < 1000l * seconds; i++)
+		nanosleep(&pause, NULL); /* a bounded look, not a synchronisation */
+	return v;
+}
+
+#define ENGINE_COUNTER_PAST(pid, name, above) \
+	engine_counter_past((pid), offsetof(struct net_counters, name), (above), 10)
 
 /*
  * For each fault hook set non-zero in the environment (SOFTEFA_FAULT_DROP, _DUP,
