@@ -33,8 +33,6 @@
 	X(progress_rt_drops, "progress thread left real-time priority (a flood of datagrams)")  \
 	X(progress_rx_batches, "receive batches run by the progress thread")                    \
 	X(inline_rx_batches, "receive batches run inside application calls")                    \
-	X(idle_poll_sleeps, "polls that slept: nothing for 1 ms on a CPU others wanted")        \
-	X(idle_poll_wakes, "sleeping polls woken by a completion another thread added")         \
 	X(srd_data_tx, "SRD data packets sent (first transmissions)")                           \
 	X(srd_data_retx, "SRD data packets retransmitted")                                      \
 	X(srd_data_rx, "SRD data packets received")                                             \
@@ -103,7 +101,9 @@
 	X(ring_overruns, "doorbells more than a ring ahead: the QP was put in error")           \
 	X(watch_wakes, "times the progress thread woke from watching rings idle")               \
 	X(watch_sleeps, "times the progress thread slept with the doorbell wake armed")         \
-	X(ring_cqe_waits, "ring completions that waited for the client to free CQ ring room")
+	X(ring_cqe_waits, "ring completions that waited for the client to free CQ ring room")   \
+	X(idle_poll_sleeps, "polls that slept: an idle poller on a CPU others wanted")          \
+	X(idle_poll_wakes, "sleeping polls woken by a completion or a counter moving")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -535,6 +535,7 @@ bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
 
 static unsigned progress_locked(struct net_engine *e, uint64_t now);
 static void pump_deferred(struct net_engine *e);
+static void unpark(struct net_engine *e);
 
 /* A sleeper's eventfd joins the engine's list (locked); false when the list is full. */
 static bool sleeper_add(struct net_engine *e, int fd)
@@ -559,9 +560,15 @@ static void sleeper_remove(struct net_engine *e, int fd)
  * looks again when the application stops counting as at its CQs, the usual rule. */
 static void idle_sleep_end(struct net_engine *e, bool readable, uint64_t now)
 {
+	/* While a CQ is armed the thread serves at once (an application may watch the
+	 * channel fd itself); else it needs a look only when parked for sleepers (no
+	 * look set, or one past): a timer call a sleep otherwise. */
 	if (atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed) == 1 &&
 	    !e->prog.rx_armed) {
-		park(e, now);
+		if (atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed))
+			unpark(e);
+		else if (e->timer.park_until == UINT64_MAX || e->timer.park_until <= now)
+			park(e, now);
 		net_timer_sync(&e->timer, net_sched_due(&e->sched));
 	}
 	if (readable)
@@ -579,54 +586,50 @@ static void idle_sleep_end(struct net_engine *e, bool readable, uint64_t now)
  * the one who adds it finds this thread's eventfd on the list and wakes it. Each
  * sleeper has its own eventfd (made for the sleep: sleeps are the idle path), so no
  * sleeper can drain another's wake. While asleep the thread reads the socket, as one
- * asleep in ibv_get_cq_event does. False when it did not sleep.
+ * asleep in ibv_get_cq_event does. False when it did not sleep; *slept grows by the
+ * time it did.
  */
-static bool idle_sleep(struct net_engine *e, uint64_t seen, uint64_t now)
+static bool idle_sleep(struct net_engine *e, uint64_t seen, uint64_t *slept)
 {
-	uint64_t until = atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed), drain;
-	uint64_t most = (uint64_t)sefa_config_get()->idle_sleep_us * 1000;
+	uint64_t most = (uint64_t)sefa_config_get()->idle_sleep_us * 1000, now, until;
 	struct pollfd pfd[2] = {{.events = POLLIN}, {.events = POLLIN}};
 	struct timespec ts = {0};
 	bool in;
-	int n = 0;
+	int n, cancel;
 
-	if (until > now + most)
-		until = now + most;
-	if (until <= now)
-		return false;
 	pfd[0].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (pfd[0].fd < 0)
 		return false;
+	/* A thread cancelled in ppoll would stay counted asleep for good. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	sefa_lock(&e->lock);
-	in = atomic_load_explicit(&e->prog.events, memory_order_relaxed) == seen &&
+	/* Sends held for a batch leave before the sleep; then the next deadline. */
+	pump_deferred(e);
+	now = sefa_now_ns();
+	until = atomic_load_explicit(&e->sched.srd_due_ns, memory_order_relaxed);
+	if (until > now + most)
+		until = now + most;
+	in = until > now && atomic_load_explicit(&e->prog.events, memory_order_relaxed) == seen &&
 	     sleeper_add(e, pfd[0].fd);
 	if (in) {
 		net_ctr(e)->idle_poll_sleeps++;
 		atomic_fetch_add_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed);
-		/* Sends held for a batch leave before the sleep. */
-		pump_deferred(e);
 	}
 	sefa_unlock(&e->lock);
-	if (!in) {
-		close(pfd[0].fd);
-		return false;
-	}
-	pfd[1].fd = e->sock.fds[0];
-	now = sefa_now_ns();
-	if (until > now) {
+	if (in) {
+		pfd[1].fd = e->sock.fds[0];
 		ts.tv_nsec = (long)(until - now);
 		n = ppoll(pfd, 2, &ts, NULL);
+		*slept += sefa_now_ns() - now;
+		sefa_lock(&e->lock);
+		sleeper_remove(e, pfd[0].fd);
+		if (n > 0 && pfd[0].revents)
+			net_ctr(e)->idle_poll_wakes++;
+		idle_sleep_end(e, n > 0 && pfd[1].revents, sefa_now_ns());
 	}
-	now = sefa_now_ns();
-	sefa_lock(&e->lock);
-	sleeper_remove(e, pfd[0].fd);
-	if (n > 0 && pfd[0].revents)
-		net_ctr(e)->idle_poll_wakes++;
-	idle_sleep_end(e, n > 0 && pfd[1].revents, now);
-	if (n > 0 && pfd[0].revents && read(pfd[0].fd, &drain, sizeof(drain)) < 0)
-		drain = 0; /* the fd is closed next either way */
 	close(pfd[0].fd);
-	return true;
+	pthread_setcancelstate(cancel, NULL);
+	return in;
 }
 
 void net_engine_poll_wake(struct net_engine *e)
@@ -653,18 +656,19 @@ struct idle_poll {
 	uint64_t after;           /* how long polls may find nothing before it yields */
 	uint64_t inside, slept;   /* time in its polls, and asleep in them, all told */
 	uint64_t at, cpu, in, zz; /* the clock, its CPU time, inside and slept when last judged */
+	unsigned idle_windows;    /* windows in a row judged idle on a shared CPU */
 	unsigned sleeps;          /* sleeps while it may sleep; every 8th a yield instead */
 	bool may_sleep;
 };
 
 /*
- * May a thread that has waited NET_SLEEP_AFTER_NS sleep in its polls? Judged each
- * NET_SLEEP_AFTER_NS from its CPU time (one system call): it spent most of its time on
- * the CPU in our polls (it does nothing else: an idle poller, not one that computes
- * between polls), and it was off the CPU a tenth of the time it was awake (others want
- * the CPU). A first look only takes the readings.
+ * Was the last NET_SLEEP_AFTER_NS window, for this thread, idle polling on a shared CPU?
+ * From its CPU time (one system call a window): it spent at least a quarter of it inside
+ * our polls (an idle poller, not one that computes between polls), and it was off the
+ * CPU a tenth of the time it was awake (others want the CPU). A first look only takes
+ * the readings.
  */
-static bool idle_verdict(struct idle_poll *p, uint64_t now)
+static bool idle_window(struct idle_poll *p, uint64_t now)
 {
 	struct timespec ts;
 	uint64_t cpu, awake;
@@ -673,7 +677,7 @@ static bool idle_verdict(struct idle_poll *p, uint64_t now)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return false;
 	cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	awake = now - p->at - (p->slept - p->zz);
+	awake = now - p->at > p->slept - p->zz ? now - p->at - (p->slept - p->zz) : 0;
 	polls = (p->inside - p->in) * 4 >= cpu - p->cpu;
 	shared = (cpu - p->cpu) * 10 < awake * 9;
 	p->at = now;
@@ -684,66 +688,82 @@ static bool idle_verdict(struct idle_poll *p, uint64_t now)
 }
 
 /*
- * Shared, and idle a millisecond (an MPI rank in a barrier while two others exchange),
+ * Shared, and idle for a while (an MPI rank in a barrier while two others exchange),
  * the thread sleeps: its yields and their system calls took half the CPU from the
  * ranks at work (4 ranks on 2 cores, PingPong 8 B: 94-119 us a message, with the sleep
- * 25-39). Every 8th time it yields instead: one that returns at once says the CPU is
- * its own now, and it stops. True when it slept.
+ * 25-39). True when it slept.
  */
 static bool idle_turn(struct net_engine *e, struct idle_poll *p)
 {
-	uint64_t before = sefa_now_ns(), back;
+	uint64_t back;
 
-	if (!idle_sleep(e, p->seen, before))
+	if (!idle_sleep(e, p->seen, &p->slept))
 		return false;
 	back = sefa_now_ns();
-	p->slept += back - before;
 	p->empty_since = p->last = back;
 	net_engine_call_end(e, back);
 	return true;
 }
 
+/*
+ * The poll's end, for the idle-poll state: anything completed on the engine, by any
+ * thread, means this one is not idle; else, while it waits, each NET_SLEEP_AFTER_NS
+ * judges the window, and two idle windows in a row let it sleep (one could be a
+ * kworker's or the progress thread's turn on a CPU of its own).
+ */
+static void idle_note(struct net_engine *e, struct idle_poll *p, bool found, uint64_t now)
+{
+	uint64_t events = atomic_load_explicit(&e->prog.events, memory_order_relaxed);
+
+	if (found || e != p->eng || events != p->seen) {
+		p->eng = e;
+		p->seen = events;
+		p->waiting = p->cpu = 0;
+		p->idle_windows = 0;
+		p->may_sleep = false;
+		return;
+	}
+	if (!p->waiting) {
+		p->waiting = p->at = now;
+		p->in = p->inside;
+		p->zz = p->slept;
+	}
+	if (now - p->at < NET_SLEEP_AFTER_NS || !sefa_config_get()->idle_sleep_us)
+		return;
+	p->idle_windows = idle_window(p, now) ? p->idle_windows + 1 : 0;
+	p->may_sleep = p->idle_windows >= 2;
+}
+
 void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 {
 	static _Thread_local struct idle_poll p = {.after = NET_YIELD_AFTER_NS};
-	uint64_t events = atomic_load_explicit(&e->prog.events, memory_order_relaxed);
 	uint64_t end = sefa_now_ns(), before, back;
-	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS;
+	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS, relearn = false;
 
 	net_engine_call_end(e, end);
 	p.inside += end - now;
 	p.last = now;
-	/* Anything completed on the engine, by any thread: this one is not idle. */
-	if (found || e != p.eng || events != p.seen) {
-		p.eng = e;
-		p.seen = events;
-		p.waiting = p.cpu = 0;
-		p.may_sleep = false;
-	}
+	idle_note(e, &p, found, now);
 	if (found) {
 		p.empty_since = 0;
 		return;
 	}
-	if (!p.waiting)
-		p.waiting = p.at = now;
-	if (now - p.waiting >= NET_SLEEP_AFTER_NS && now - p.at >= NET_SLEEP_AFTER_NS &&
-	    !p.may_sleep)
-		p.may_sleep = idle_verdict(&p, now);
-	if (p.may_sleep && ++p.sleeps % NET_SLEEP_RELEARN && idle_turn(e, &p))
+	/* Every 8th turn it yields instead: one that returns at once says the CPU is its
+	 * own now, and it stops sleeping. */
+	if (p.may_sleep && !(relearn = ++p.sleeps % NET_SLEEP_RELEARN == 0) && idle_turn(e, &p))
 		return;
 	/* Polls far apart (work between them) are not one busy wait: count afresh. A gap
 	 * may also be the scheduler running others: the interval goes back to its start
 	 * (a poller whose interval had grown to 1 ms, its count reset by every
 	 * preemption, never yielded again and ran whole 4 ms slices while its peers
 	 * waited: MPI with 4 ranks on 2 cores, Sendrecv 256 KiB 1 ms a call -> 3-7 ms). */
-	if (gap || !p.empty_since) {
+	if (!relearn && (gap || !p.empty_since)) {
 		p.empty_since = now;
 		if (gap && p.after > NET_YIELD_AFTER_NS)
 			p.after = NET_YIELD_AFTER_NS;
-		if (!p.may_sleep)
-			return;
+		return;
 	}
-	if (now - p.empty_since < p.after && !p.may_sleep)
+	if (!relearn && now - p.empty_since < p.after)
 		return;
 	/* Shared, a yield turns the scheduler's slices (milliseconds) into a few
 	 * microseconds (the peer's answer may be what waits for this CPU); alone on the
@@ -757,6 +777,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	} else {
 		p.after = p.after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS : p.after * 2;
 		p.may_sleep = false;
+		p.idle_windows = p.idle_windows ? 1 : 0; /* one idle window more to sleep again */
 	}
 	p.empty_since = p.last = back;
 	net_engine_call_end(e, back);

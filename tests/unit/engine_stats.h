@@ -79,9 +79,9 @@ static inline int64_t engine_counter(pid_t pid, size_t off)
 #define ENGINE_COUNTER(pid, name) engine_counter((pid), offsetof(struct net_counters, name))
 
 /*
- * The counter at `off` of process pid's engine once its published value passes
- * `above`, looked at every millisecond for at most `seconds` (then its last value):
- * an engine publishes within about 100 ms of a change, not at once.
+ * The counter at `off` of process pid's engine once it passes `above`, looked at every
+ * millisecond for at most `seconds` (then its last value): for a count another thread
+ * or process moves when it gets there.
  */
 static inline int64_t engine_counter_past(pid_t pid, size_t off, int64_t above, int seconds)
 {
