@@ -55,6 +55,8 @@
 #define NET_YIELD_GAP_NS    10000ull    /* polls this far apart: work between them */
 #define NET_SLEEP_AFTER_NS  1000000ull  /* nothing came this long, CPU shared: sleep */
 #define NET_SLEEP_RELEARN   8u          /* ... and every 8th time yield: still shared? */
+#define NET_POLL_CPU_NS     25000ull    /* a poll counts this much CPU at most (preempted)... */
+#define NET_POLL_CPU_MIN    4u          /* ... or this many times the last window's shortest */
 #define NET_SPIN_GAP_NS     5000ull     /* a call this soon after the last one ended... */
 #define NET_SPIN_CALLS      8u          /* ... this many times in a row... */
 #define NET_SPIN_NOW_NS     50000ull    /* ... this recently: it is at its CQs now */
@@ -655,6 +657,7 @@ struct idle_poll {
 	uint64_t last;            /* when it last polled */
 	uint64_t after;           /* how long polls may find nothing before it yields */
 	uint64_t inside, slept;   /* time in its polls, and asleep in them, all told */
+	uint64_t shortest, most;  /* its shortest poll this window; a poll's most in `inside` */
 	uint64_t at, cpu, in, zz; /* the clock, its CPU time, inside and slept when last judged */
 	unsigned idle_windows;    /* windows in a row judged idle on a shared CPU */
 	unsigned sleeps;          /* sleeps while it may sleep; every 8th a yield instead */
@@ -662,9 +665,33 @@ struct idle_poll {
 };
 
 /*
+ * A poll's time, in wall time, counts toward the CPU the thread spends inside our
+ * polls: at most a few times the shortest poll of the last window, which is its cost
+ * when it runs through (a poll preempted for a slice, on a loaded CPU, made a thread
+ * that computes 50 us between polls of 2 us look like one that only polls).
+ */
+static void poll_time(struct idle_poll *p, uint64_t took)
+{
+	uint64_t most = p->most && p->most < NET_POLL_CPU_NS ? p->most : NET_POLL_CPU_NS;
+
+	if (!p->shortest || took < p->shortest)
+		p->shortest = took;
+	p->inside += took < most ? took : most;
+}
+
+/* The time since the window began that the thread spent awake (not asleep in a poll). */
+static uint64_t window_awake(const struct idle_poll *p, uint64_t now)
+{
+	uint64_t slept = p->slept - p->zz;
+
+	return now - p->at > slept ? now - p->at - slept : 0;
+}
+
+/*
  * Was the last NET_SLEEP_AFTER_NS window, for this thread, idle polling on a shared CPU?
- * From its CPU time (one system call a window): it spent at least a quarter of it inside
- * our polls (an idle poller, not one that computes between polls), and it was off the
+ * From its CPU time (one system call a window): it spent at least an eighth of it inside
+ * our polls (an idle poller, not one that computes between polls: an idle Open MPI rank
+ * spends about a quarter, its own progress loop and yields the rest), and it was off the
  * CPU a tenth of the time it was awake (others want the CPU). A first look only takes
  * the readings.
  */
@@ -677,13 +704,15 @@ static bool idle_window(struct idle_poll *p, uint64_t now)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return false;
 	cpu = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	awake = now - p->at > p->slept - p->zz ? now - p->at - (p->slept - p->zz) : 0;
-	polls = (p->inside - p->in) * 4 >= cpu - p->cpu;
+	awake = window_awake(p, now);
+	polls = (p->inside - p->in) * 8 >= cpu - p->cpu;
 	shared = (cpu - p->cpu) * 10 < awake * 9;
 	p->at = now;
 	p->cpu = cpu;
 	p->in = p->inside;
 	p->zz = p->slept;
+	p->most = p->shortest * NET_POLL_CPU_MIN;
+	p->shortest = 0;
 	return !first && polls && shared;
 }
 
@@ -691,7 +720,7 @@ static bool idle_window(struct idle_poll *p, uint64_t now)
  * Shared, and idle for a while (an MPI rank in a barrier while two others exchange),
  * the thread sleeps: its yields and their system calls took half the CPU from the
  * ranks at work (4 ranks on 2 cores, PingPong 8 B: 94-119 us a message, with the sleep
- * 25-39). True when it slept.
+ * 23-38). True when it slept.
  */
 static bool idle_turn(struct net_engine *e, struct idle_poll *p)
 {
@@ -707,8 +736,8 @@ static bool idle_turn(struct net_engine *e, struct idle_poll *p)
 
 /*
  * The poll's end, for the idle-poll state: anything completed on the engine, by any
- * thread, means this one is not idle; else, while it waits, each NET_SLEEP_AFTER_NS
- * judges the window, and two idle windows in a row let it sleep (one could be a
+ * thread, means this one is not idle; else, while it waits, each NET_SLEEP_AFTER_NS it
+ * spends awake ends a window, judged then, and two idle windows in a row let it sleep (one could be a
  * kworker's or the progress thread's turn on a CPU of its own).
  */
 static void idle_note(struct net_engine *e, struct idle_poll *p, bool found, uint64_t now)
@@ -728,7 +757,9 @@ static void idle_note(struct net_engine *e, struct idle_poll *p, bool found, uin
 		p->in = p->inside;
 		p->zz = p->slept;
 	}
-	if (now - p->at < NET_SLEEP_AFTER_NS || !sefa_config_get()->idle_sleep_us)
+	/* Awake time: a window that was mostly a sleep holds a poll or two, and its
+	 * wake-up's cost made it look busy (sleeping one millisecond in three). */
+	if (window_awake(p, now) < NET_SLEEP_AFTER_NS || !sefa_config_get()->idle_sleep_us)
 		return;
 	p->idle_windows = idle_window(p, now) ? p->idle_windows + 1 : 0;
 	p->may_sleep = p->idle_windows >= 2;
@@ -741,7 +772,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS, relearn = false;
 
 	net_engine_call_end(e, end);
-	p.inside += end - now;
+	poll_time(&p, end - now);
 	p.last = now;
 	idle_note(e, &p, found, now);
 	if (found) {
@@ -777,7 +808,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	} else {
 		p.after = p.after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS : p.after * 2;
 		p.may_sleep = false;
-		p.idle_windows = p.idle_windows ? 1 : 0; /* one idle window more to sleep again */
+		p.idle_windows = 0; /* two idle windows again, as at the start */
 	}
 	p.empty_since = p.last = back;
 	net_engine_call_end(e, back);
