@@ -665,16 +665,18 @@ struct idle_poll {
 };
 
 /*
- * A poll's time, in wall time, counts toward the CPU the thread spends inside our
- * polls: at most a few times the shortest poll of the last window, which is its cost
- * when it runs through (a poll preempted for a slice, on a loaded CPU, made a thread
- * that computes 50 us between polls of 2 us look like one that only polls).
+ * Time spent in a poll, in wall time, counts toward the CPU the thread spends inside
+ * our polls: at most a few times the shortest empty poll of the last window, which is
+ * its cost when it runs through (a poll preempted for a slice, on a loaded CPU, made a
+ * thread that computes 50 us between polls of 2 us look like one that only polls).
+ * Only an empty poll is the measure (`learn`): one that finds a completion does not
+ * read the socket, and a sleep's own cost is not a poll's.
  */
-static void poll_time(struct idle_poll *p, uint64_t took)
+static void poll_time(struct idle_poll *p, uint64_t took, bool learn)
 {
 	uint64_t most = p->most && p->most < NET_POLL_CPU_NS ? p->most : NET_POLL_CPU_NS;
 
-	if (!p->shortest || took < p->shortest)
+	if (learn && (!p->shortest || took < p->shortest))
 		p->shortest = took;
 	p->inside += took < most ? took : most;
 }
@@ -688,7 +690,8 @@ static uint64_t window_awake(const struct idle_poll *p, uint64_t now)
 }
 
 /*
- * Was the last NET_SLEEP_AFTER_NS window, for this thread, idle polling on a shared CPU?
+ * Was the last window (NET_SLEEP_AFTER_NS of awake time), for this thread, idle polling
+ * on a shared CPU?
  * From its CPU time (one system call a window): it spent at least an eighth of it inside
  * our polls (an idle poller, not one that computes between polls: an idle Open MPI rank
  * spends about a quarter, its own progress loop and yields the rest), and it was off the
@@ -724,11 +727,14 @@ static bool idle_window(struct idle_poll *p, uint64_t now)
  */
 static bool idle_turn(struct net_engine *e, struct idle_poll *p)
 {
-	uint64_t back;
+	uint64_t before = sefa_now_ns(), slept = p->slept, back;
 
 	if (!idle_sleep(e, p->seen, &p->slept))
 		return false;
 	back = sefa_now_ns();
+	/* Going to sleep and waking is CPU spent in our poll too (a sleeping idle rank's
+	 * windows would otherwise drift towards "busy"). */
+	poll_time(p, back - before - (p->slept - slept), false);
 	p->empty_since = p->last = back;
 	net_engine_call_end(e, back);
 	return true;
@@ -772,7 +778,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS, relearn = false;
 
 	net_engine_call_end(e, end);
-	poll_time(&p, end - now);
+	poll_time(&p, end - now, !found);
 	p.last = now;
 	idle_note(e, &p, found, now);
 	if (found) {
@@ -808,7 +814,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	} else {
 		p.after = p.after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS : p.after * 2;
 		p.may_sleep = false;
-		p.idle_windows = 0; /* two idle windows again, as at the start */
+		p.idle_windows = 0; /* two idle windows again (2 ms; no first look now) */
 	}
 	p.empty_since = p.last = back;
 	net_engine_call_end(e, back);
