@@ -5,14 +5,15 @@
  * one at a time or in short runs sent back to back (srd_path_spray);
  * two retransmission timeouts in a row on a path (with no ack from it in between) put
  * it down for a cooldown that doubles each time it fails again, after which it is
- * tried again. A path losing much more than the others is skipped half the time.
- * Retransmissions avoid the path their packet was lost on.
+ * tried again. A path losing clearly more than the best is skipped 7 times in 8 when a
+ * new run picks its path. Retransmissions avoid the path their packet was lost on.
  */
 #include "srd_impl.h"
 
-#define LOSS_ONE    1024u /* loss_ewma scale: 1024 = every packet lost */
-#define DOWN_AFTER  2u
-#define LOSSY_LEVEL 205u /* ~20% */
+#define DOWN_AFTER     2u
+#define LOSSY_LEVEL    (SRD_LOSS_ONE / 5)   /* 20%: a run leaves such a path */
+#define LOSSIER_MARGIN (SRD_LOSS_ONE / 200) /* 0.5%: above twice the best and this... */
+#define LOSSIER_KEEP   8u                   /* ... 1 new run in this many still goes */
 
 void srd_paths_init(struct srd_peer *p)
 {
@@ -37,10 +38,32 @@ static bool takes(const struct srd_path *path, uint64_t now)
 	return path->down_until_ns == 0 || path->ninflight == 0;
 }
 
+/* The lowest loss estimate among the paths that take packets now. */
+static uint32_t least_loss(const struct srd_peer *p, uint64_t now)
+{
+	uint32_t least = SRD_LOSS_ONE;
+
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (takes(&p->tx.paths[i], now) && p->tx.paths[i].loss_ewma < least)
+			least = p->tx.paths[i].loss_ewma;
+	return least;
+}
+
+/*
+ * Losing clearly more than the best path: one lossy link of four at 5% cost every
+ * twentieth message sent on it a timeout (a tail of milliseconds at p99 across
+ * namespace hosts). Such a path still gets one new run in LOSSIER_KEEP, which keeps
+ * its estimate current; when all lose alike, none is lossier.
+ */
+static bool lossier(const struct srd_path *path, uint32_t least)
+{
+	return path->loss_ewma > 2 * least + LOSSIER_MARGIN;
+}
+
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 {
 	struct srd_ep *ep = p->ep;
-	uint32_t n = ep->cfg.npaths, fallback = UINT32_MAX;
+	uint32_t n = ep->cfg.npaths, fallback = UINT32_MAX, least = least_loss(p, now);
 
 	for (uint32_t tries = 0; tries < 2 * n; tries++) {
 		uint32_t i = p->tx.next_path;
@@ -53,7 +76,7 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 			fallback = i;
 		if (i == avoid && n > 1)
 			continue;
-		if (path->loss_ewma > LOSSY_LEVEL && tries < n && (srd_rand(&ep->rng) & 1))
+		if (tries < n && lossier(path, least) && srd_rand(&ep->rng) % LOSSIER_KEEP)
 			continue;
 		return i;
 	}
@@ -84,7 +107,7 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 {
 	struct srd_tx *tx = &p->tx;
-	uint32_t n = p->ep->cfg.npaths, a, best, cost = len + SRD_RUN_PKT_COST;
+	uint32_t n = p->ep->cfg.npaths, a, best, cost = len + SRD_RUN_PKT_COST, least;
 	const struct srd_path *run = &tx->paths[tx->run_path];
 
 	if (tx->run_left >= cost && tx->run_pkts && now - tx->run_ns <= SRD_RUN_GAP_NS &&
@@ -96,11 +119,13 @@ uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 	}
 	a = srd_path_pick(p, now, UINT32_MAX);
 	best = a;
+	least = least_loss(p, now);
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t b = (a + k) % n;
 		const struct srd_path *pb = &tx->paths[b];
 
-		if (takes(pb, now) && pb->loss_ewma <= LOSSY_LEVEL &&
+		/* Fewer in flight is no reason to go back to a lossier path. */
+		if (takes(pb, now) && pb->loss_ewma <= LOSSY_LEVEL && !lossier(pb, least) &&
 		    pb->ninflight < tx->paths[best].ninflight)
 			best = b;
 	}
@@ -165,7 +190,7 @@ void srd_path_on_loss(struct srd_peer *p, uint32_t i)
 {
 	struct srd_path *path = &p->tx.paths[i];
 
-	path->loss_ewma += (LOSS_ONE - path->loss_ewma) / 32;
+	path->loss_ewma += (SRD_LOSS_ONE - path->loss_ewma) / 32;
 }
 
 /*

@@ -119,6 +119,10 @@ struct srd_msg {
 /* ... and for at most this many packets: a transmit flush holds 32 datagrams. */
 #define SRD_RUN_PKTS 32u
 
+/* loss_ewma's scale: every packet lost. Fine enough that a path's estimate decays to
+ * nothing (at 1024, integer decay of 1/32 stopped at 31: 3% for good). */
+#define SRD_LOSS_ONE 65536u
+
 struct srd_path {
 	struct srd_rtt rtt;
 	uint32_t seq;           /* next path sequence number */
@@ -127,7 +131,7 @@ struct srd_path {
 	uint64_t good_ns;       /* a packet sent on it was last acknowledged then */
 	uint32_t ninflight;     /* packets in flight on it: a congested path holds more */
 	uint64_t cooldown_ns;
-	uint32_t loss_ewma; /* losses per 1024 packets, smoothed */
+	uint32_t loss_ewma; /* losses per SRD_LOSS_ONE packets, smoothed */
 	uint64_t tx;
 	struct list_node inflight; /* slots in flight on this path, send order */
 	uint32_t before_rto_loss;  /* loss_ewma before a timeout raised it (undo.c) */

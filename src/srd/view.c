@@ -25,7 +25,7 @@ static void path_view(const struct srd_peer *p, uint32_t i, uint64_t now, struct
 	const struct srd_path *path = &p->tx.paths[i];
 
 	v->health = srd_path_health(p, i, now);
-	v->loss_x1024 = path->loss_ewma;
+	v->loss_x1024 = path->loss_ewma / (SRD_LOSS_ONE / 1024);
 	v->inflight = path->ninflight;
 	v->tx = path->tx;
 	v->srtt_ns = path->rtt.srtt_ns;

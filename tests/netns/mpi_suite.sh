@@ -104,6 +104,6 @@ check_drops 2 3 1 "5% loss"
 dpid=$!
 checked link_down 120 6
 wait $dpid
-link_down_judge 1 2 2 1000 "$LOG/down.at"
+link_down_judge 1 2 2 1000 "$LOG/down.at" 1
 
 suite_end netns_mpi
