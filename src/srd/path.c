@@ -11,9 +11,9 @@
 #include "srd_impl.h"
 
 #define DOWN_AFTER     2u
-#define LOSSY_LEVEL    (SRD_LOSS_ONE / 5)   /* 20%: a run leaves such a path */
-#define LOSSIER_MARGIN (SRD_LOSS_ONE / 200) /* 0.5%: above twice the best and this... */
-#define LOSSIER_KEEP   8u                   /* ... 1 new run in this many still goes */
+#define LOSSY_LEVEL    (SRD_LOSS_ONE / 5)  /* 20%: a run leaves such a path */
+#define LOSSIER_MARGIN (SRD_LOSS_ONE / 32) /* one loss: above twice the best and this... */
+/* ... and 1 new run in 8 still goes there (the top 3 bits of a random number 0) */
 
 void srd_paths_init(struct srd_peer *p)
 {
@@ -52,8 +52,10 @@ static uint32_t least_loss(const struct srd_peer *p, uint64_t now)
 /*
  * Losing clearly more than the best path: one lossy link of four at 5% cost every
  * twentieth message sent on it a timeout (a tail of milliseconds at p99 across
- * namespace hosts). Such a path still gets one new run in LOSSIER_KEEP, which keeps
- * its estimate current; when all lose alike, none is lossier.
+ * namespace hosts). Such a path still gets one new run in 8, which keeps its estimate
+ * current. The margin is one loss's step from nothing: a single loss on a clean path
+ * is noise, and where all lose alike at a low rate noise alone would keep some paths
+ * out.
  */
 static bool lossier(const struct srd_path *path, uint32_t least)
 {
@@ -76,7 +78,7 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 			fallback = i;
 		if (i == avoid && n > 1)
 			continue;
-		if (tries < n && lossier(path, least) && srd_rand(&ep->rng) % LOSSIER_KEEP)
+		if (tries < n && lossier(path, least) && srd_rand(&ep->rng) >> 61)
 			continue;
 		return i;
 	}
@@ -171,6 +173,8 @@ void srd_path_on_delivery(struct srd_peer *p, uint32_t i, uint64_t now)
 	if (path->down_until_ns) {
 		path->down_until_ns = 0;
 		path->cooldown_ns = p->ep->cfg.path_cooldown_ns;
+		/* Its losses were the outage's: back, it gets its full share again. */
+		path->loss_ewma = 0;
 		p->ep->stats.path_up++;
 		srd_emit(p, (struct srd_event){.kind = SRD_EV_PATH_UP, .path = i});
 	}

@@ -120,7 +120,7 @@ struct srd_msg {
 #define SRD_RUN_PKTS 32u
 
 /* loss_ewma's scale: every packet lost. Fine enough that a path's estimate decays to
- * nothing (at 1024, integer decay of 1/32 stopped at 31: 3% for good). */
+ * 0.05% (at 1024, integer decay of 1/32 stopped at 31: 3% for good). */
 #define SRD_LOSS_ONE 65536u
 
 struct srd_path {
