@@ -233,9 +233,9 @@ bool net_engine_try_progress(struct net_engine *e, uint64_t now);
  * threads than CPUs, the one it waits for (its peer, or the process it shares a CPU
  * with) may be waiting for that CPU. Alone on it, the yield returns at once and the
  * interval grows. Judged an idle poller on a shared CPU (from its CPU time), with
- * nothing completed on the engine for about 3 ms awake, it sleeps until something arrives
- * or completes (at most SOFTEFA_IDLE_SLEEP_US at a time): such a poll may take that
- * long to return empty.
+ * nothing completed on the engine for about 3 ms awake, it sleeps until something
+ * arrives or completes (at most SOFTEFA_IDLE_SLEEP_US at a time): such a poll may take
+ * that long to return empty.
  */
 void net_poll_result(struct net_engine *e, bool found, uint64_t now);
 /* A completion was added or a completion counter moved (locked): threads asleep in

@@ -743,8 +743,8 @@ static bool idle_turn(struct net_engine *e, struct idle_poll *p)
 /*
  * The poll's end, for the idle-poll state: anything completed on the engine, by any
  * thread, means this one is not idle; else, while it waits, each NET_SLEEP_AFTER_NS it
- * spends awake ends a window, judged then, and two idle windows in a row let it sleep (one could be a
- * kworker's or the progress thread's turn on a CPU of its own).
+ * spends awake ends a window, judged then, and two idle windows in a row let it sleep
+ * (one could be a kworker's or the progress thread's turn on a CPU of its own).
  */
 static void idle_note(struct net_engine *e, struct idle_poll *p, bool found, uint64_t now)
 {
