@@ -670,19 +670,32 @@ static bool path_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 	return w->path == *(uint32_t *)arg; /* this path is dead */
 }
 
-static void test_path_death(void)
+/*
+ * n sends from host 0 through a filter that picks on some paths: every one delivered,
+ * and *info what host 0 then knows of its paths to host 1. The pair is the caller's to
+ * free.
+ */
+static struct sim *paths_run(uint64_t seed, sim_filter_fn filter, void *arg, int n,
+                             struct srd_peer_info *info)
 {
 	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(seed, &c);
+
+	sim_set_filter(s, filter, arg);
+	send_batch(s, n);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	REQUIRE(sim_peer_info(s, 0, 1, info) == 0);
+	return s;
+}
+
+static void test_path_death(void)
+{
 	uint32_t dead = 2;
 	struct srd_peer_info info;
-	struct sim *s = pair_plain(12, &c);
+	struct sim *s = paths_run(12, path_filter, &dead, 400, &info);
 	uint64_t total = 0;
 
-	sim_set_filter(s, path_filter, &dead);
-	send_batch(s, 400);
-	CHECK(run(s));
-	check_delivery(s, 0, 400);
-	REQUIRE(sim_peer_info(s, 0, 1, &info) == 0);
 	CHECK(!info.path_up[dead]);
 	CHECK_EQ(info.paths_up, 3);
 	CHECK(ep_stats(s, 0)->path_down >= 1);
@@ -709,16 +722,10 @@ static bool lossy_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
  */
 static void test_lossy_path(void)
 {
-	struct srd_config c = base_cfg();
-	struct srd_peer_info info;
-	struct sim *s = pair_plain(13, &c);
 	uint32_t seen = 0;
+	struct srd_peer_info info;
+	struct sim *s = paths_run(13, lossy_filter, &seen, 2000, &info);
 
-	sim_set_filter(s, lossy_filter, &seen);
-	send_batch(s, 2000);
-	CHECK(run(s));
-	check_delivery(s, 0, 2000);
-	REQUIRE(sim_peer_info(s, 0, 1, &info) == 0);
 	CHECK(seen >= 20); /* the loss acted */
 	CHECK(info.path_tx[1] > 0);
 	for (int i = 0; i < 4; i++)
