@@ -82,8 +82,11 @@ stream() { # NAME HOW(blackhole|down) PORT
 	base=$(link_packets 1 2 0)
 	while [ "$(link_packets 1 2 0)" -le $((base + 100)) ]; do sleep 0.005; done
 	sleep 2
-	date +%s%N >"$out/$1.fail_ns"
+	# The failure's time is when it took effect at host 1's end (nft and ip take tens
+	# of milliseconds on a loaded host), not when it was asked for.
+	export FAB_FAULT_AT=$out/$1.fail_ns
 	if [ "$2" = blackhole ]; then link_loss 1 2 2 1000; else link_set 1 2 2 down; fi
+	unset FAB_FAULT_AT
 	wait $cpid && echo "client ok" >>"$out/$1.cli"
 	wait $spid
 	wait $mpid || true

@@ -13,6 +13,8 @@
 #   link_rate I J K RATE     a tbf rate limit on both ends of the link ("" removes it)
 #   link_rate_stats I J K    "SENT_BYTES DROPPED OVERLIMITS" of those tbf qdiscs, summed
 #   link_set I J K up|down
+#   FAB_FAULT_AT=FILE        link_loss and link_set write there the time (ns) the
+#                            change took effect at host i's end (a benchmark's clock)
 #   link_mtu I J K MTU       the link's MTU at both ends (checked)
 #   link_packets I J K       packets that arrived over the link, both directions
 #
@@ -224,31 +226,35 @@ fab_loss_count() { # HOST DEV
 	echo "$n"
 }
 
+# With FAB_FAULT_AT set, the time now (ns) goes there: a change just took effect.
+fab_fault_at() {
+	[ -z "${FAB_FAULT_AT:-}" ] || date +%s%N >"$FAB_FAULT_AT"
+}
+
 link_loss() { # I J K PERMILLE
-	local i=$1 j=$2 k=$3 pm=$4 side host dev t tables
+	local i=$1 j=$2 k=$3 pm=$4 side host dev t rule script
+	if [ "$pm" -ge 1000 ]; then
+		rule="meta protocol ip counter drop"
+	else
+		rule="meta protocol ip numgen random mod 1000 < $pm counter drop"
+	fi
 	for side in a b; do
 		[ $side = a ] && host=$i || host=$j
 		dev=$(fab_dev "$i" "$j" "$k" $side)
 		t="loss_$dev"
-		# The old rule goes first (its absence is fine, a failing nft is not).
-		if ! tables=$(on_raw "$host" nft list tables netdev 2>&1); then
-			fab_err "cannot list nftables tables on host $host: $tables"
-			return 1
-		fi
-		if grep -qx "table netdev $t" <<<"$tables"; then
-			fab_run "$host" nft delete table netdev "$t" || return 1
-		fi
+		# One transaction a side, so the loss starts when nft returns: the old table
+		# goes (added first, so that deleting it cannot fail), the new one comes. On a
+		# loaded host each nft run takes tens of milliseconds: five of them a side
+		# made a blackhole begin 100-200 ms after the moment a benchmark wrote down.
+		script="add table netdev $t
+delete table netdev $t"
+		[ "$pm" -gt 0 ] && script+="
+table netdev $t {
+	chain in { type filter hook ingress device \"$dev\" priority 0; $rule; }
+}"
+		fab_run "$host" nft -f - <<<"$script" || return 1
+		[ $side = b ] || fab_fault_at
 		[ "$pm" -gt 0 ] || continue
-		fab_run "$host" nft add table netdev "$t" || return 1
-		fab_run "$host" nft add chain netdev "$t" in \
-			"{ type filter hook ingress device \"$dev\" priority 0; }" || return 1
-		if [ "$pm" -ge 1000 ]; then
-			fab_run "$host" nft add rule netdev "$t" in meta protocol ip counter drop ||
-				return 1
-		else
-			fab_run "$host" nft add rule netdev "$t" in meta protocol ip \
-				numgen random mod 1000 \< "$pm" counter drop || return 1
-		fi
 		# Took effect: the table is there with its counting drop rule.
 		fab_loss_count "$host" "$dev" >/dev/null || return 1
 	done
@@ -325,6 +331,7 @@ link_set() { # I J K up|down
 	a=$(fab_dev "$1" "$2" "$3" a)
 	b=$(fab_dev "$1" "$2" "$3" b)
 	fab_run "$1" ip link set "$a" "$4" || return 1
+	fab_fault_at
 	fab_run "$2" ip link set "$b" "$4" || return 1
 	for _ in $(seq 1 200); do
 		sa=$(fab_operstate "$1" "$a")
