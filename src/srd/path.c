@@ -29,6 +29,22 @@ static bool usable(const struct srd_path *path, uint64_t now)
 	return path->down_until_ns == 0 || path->down_until_ns <= now;
 }
 
+/* Back from a cooldown and not heard from since: it carries a packet at a time. */
+static bool retrying(const struct srd_path *path, uint64_t now)
+{
+	return path->down_until_ns && path->down_until_ns <= now;
+}
+
+uint64_t srd_paths_retrying(const struct srd_peer *p, uint64_t now)
+{
+	uint64_t mask = 0;
+
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		if (retrying(&p->tx.paths[i], now))
+			mask |= 1ull << i;
+	return mask;
+}
+
 /* Usable for one more packet: a path back from its cooldown but not yet heard from
  * again carries one packet at a time (a probe), so a still-dead path eats little. */
 static bool takes(const struct srd_path *path, uint64_t now)
@@ -205,9 +221,12 @@ void srd_path_on_loss(struct srd_peer *p, uint32_t i)
 void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
 {
 	struct srd_path *path = &p->tx.paths[i];
+	bool retried = retrying(path, now);
 
-	if (++path->consec_rto >= DOWN_AFTER &&
-	    (path->down_until_ns == 0 || path->down_until_ns <= now)) {
+	/* Retried after its cooldown and failing again before it delivered: down again at
+	 * once (its first failure was proven twice). */
+	if ((++path->consec_rto >= DOWN_AFTER || retried) &&
+	    (path->down_until_ns == 0 || retried)) {
 		if (path->down_until_ns)
 			path->cooldown_ns *= 2; /* failed again after its cooldown */
 		if (path->cooldown_ns > 64 * p->ep->cfg.path_cooldown_ns)

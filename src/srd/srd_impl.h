@@ -529,6 +529,9 @@ void srd_undo_tick(struct srd_peer *p, uint64_t now);
 void srd_undo_forget(struct srd_peer *p);
 uint64_t srd_undo_rto_floor(const struct srd_peer *p);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
+/* The paths back from a cooldown and not heard from since (a mask): each carries one
+ * packet at a time, to find out whether it works again. */
+uint64_t srd_paths_retrying(const struct srd_peer *p, uint64_t now);
 /* How path i is doing now (enum srd_health), for srd_peer_view. */
 uint8_t srd_path_health(const struct srd_peer *p, uint32_t i, uint64_t now);
 

@@ -706,6 +706,52 @@ static void test_path_death(void)
 	sim_free(s);
 }
 
+/*
+ * A steady stream from host 0 (a send every 100 us for 1.5 s) with path `dead` dead
+ * for good (a path past npaths: none): every message delivered, and *info what host 0
+ * then knows of host 1; the pair is the caller's to free.
+ */
+static struct sim *stream_run(uint32_t *dead, struct srd_peer_info *info)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(14, &c);
+	int n = 15000;
+
+	sim_set_filter(s, path_filter, dead);
+	for (int i = 0; i < n; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * 100 * SIM_NS_PER_US,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	REQUIRE(sim_peer_info(s, 0, 1, info) == 0);
+	return s;
+}
+
+/*
+ * After each cooldown a dead path is retried with one packet, whose timeout puts it
+ * down again at once: one timeout a retry (not two), and one that leaves the window
+ * alone (srd_tx_expiry: a dead path failing again says nothing of congestion), so it
+ * ends near a clean stream's.
+ */
+static void test_dead_path_retries(void)
+{
+	uint32_t dead = 2, none = 99;
+	struct srd_peer_info info, clean;
+	struct sim *s = stream_run(&dead, &info), *c = stream_run(&none, &clean);
+	const struct srd_stats *st = ep_stats(s, 0);
+
+	/* Down at once, then after cooldowns of 50, 100, 200 and 400 ms. */
+	CHECK(st->path_down >= 5);
+	CHECK(st->rto_fired <= st->path_down + 1);
+	CHECK_EQ(ep_stats(c, 0)->rto_fired, 0);
+	CHECK(info.cwnd * 10 >= clean.cwnd * 9);
+	fprintf(stderr, "  dead path: %llu timeouts, down %llu times, window %u (clean: %u)\n",
+	        (unsigned long long)st->rto_fired, (unsigned long long)st->path_down, info.cwnd,
+	        clean.cwnd);
+	sim_free(s);
+	sim_free(c);
+}
+
 /* Every 20th packet host 0 sends on path 1 is lost (5%, as on one link of four). */
 static bool lossy_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
@@ -1200,6 +1246,7 @@ int main(void)
 	test_probe();
 	test_host_delay();
 	test_path_death();
+	test_dead_path_retries();
 	test_lossy_path();
 	test_runs(0);
 	test_runs(6000);
