@@ -189,18 +189,26 @@ def main():
     w.append("")
     left = [f"{r[1]:.0f} ms {label}" if r[1] is not None else f"never, {label}"
             for r, label in ((fb, "blackholed"), (fd, "down"))]
+    back = [f"{r[3]:.0f} ms {label}" if r[3] is not None else f"never, {label}"
+            for r, label in ((fb, "blackholed"), (fd, "down"))]
+    quick = all(r[1] is not None and r[1] < 20 for r in (fb, fd))
+    how = ("within the first few samples: the first retransmission timeouts (1 ms floor "
+           "here) took the dead paths down" if quick else
+           "late acknowledgements of packets sent just before the failure keep the dead "
+           "paths in use a while")
     w.append(
-        "\"Left\" is when the dead link's packet rate fell under 5% of what it carried "
-        "before, for 100 ms; rates are over 50 ms. With the link down, sends on it fail "
-        "at once in the kernel and SRD moves to the other paths as soon as its timers see "
-        "the losses. Blackholed, the dead paths are found by retransmission timeouts (1 ms "
-        "floor here) and late acknowledgements of packets sent just before the failure "
-        f"keep them in use a while: leaving took {' and '.join(left)} in this run, "
-        "against 100 us in the simulator's NIC-like setting ([fabric.md](fabric.md)), "
-        "where timers are tighter and no process competes for two cores. This run does "
-        "not time what the sender did in between, so how much of that is the machine and "
-        "how much SRD is unexplained here. Whether an operation failed is the last "
-        "column.\n")
+        "Time zero is when the failure had taken effect at the receiving end (the nft "
+        "rule or the link change had returned; it may have begun a few milliseconds "
+        "earlier, as each takes tens of milliseconds on a loaded host). \"Left\" is when "
+        "the dead link's packet rate fell under 5% of what it carried before, for "
+        "100 ms; rates are over 50 ms. With the link down, sends on it fail in the "
+        "kernel; blackholed, only SRD's timers see the losses. Leaving took "
+        f"{' and '.join(left)} in this run: {how}. The rate's dip lasted longer: back to "
+        f"90% took {' and '.join(back)}. The first timeouts halve the window, which grows "
+        "back; a dead path retried after its cooldown no longer shrinks it (docs/srd.md, "
+        "Paths). This run does not record the sender's window over time, so how much of "
+        "the dip is SRD's window and how much the two busy cores is unexplained here. "
+        "Whether an operation failed is the last column.\n")
     w.append("![failover](multihost/failover.png)\n")
     w.append("## Reproduce\n")
     w.append("<!-- doc-examples: skip (two hosts (network namespaces) and minutes of "
