@@ -85,7 +85,8 @@ stream() { # NAME HOW(blackhole|down) PORT
 	# The failure's time is when it took effect at host 1's end (nft and ip take tens
 	# of milliseconds on a loaded host), not when it was asked for.
 	export FAB_FAULT_AT=$out/$1.fail_ns
-	if [ "$2" = blackhole ]; then link_loss 1 2 2 1000; else link_set 1 2 2 down; fi
+	if [ "$2" = blackhole ]; then link_loss 1 2 2 1000; else link_set 1 2 2 down; fi ||
+		{ echo "multihost: link 2 would not fail ($2): no failover figures" >&2; exit 1; }
 	unset FAB_FAULT_AT
 	wait $cpid && echo "client ok" >>"$out/$1.cli"
 	wait $spid

@@ -5,7 +5,7 @@
  * one at a time or in short runs sent back to back (srd_path_spray);
  * two retransmission timeouts in a row on a path (with no ack from it in between) put
  * it down for a cooldown that doubles each time it fails again, after which it is
- * tried again. A path losing clearly more than the best is skipped 7 times in 8 when a
+ * tried again: a packet sent on it then that times out puts it down again at once. A path losing clearly more than the best is skipped 7 times in 8 when a
  * new run picks its path. Retransmissions avoid the path their packet was lost on.
  */
 #include "srd_impl.h"
@@ -27,22 +27,6 @@ void srd_paths_init(struct srd_peer *p)
 static bool usable(const struct srd_path *path, uint64_t now)
 {
 	return path->down_until_ns == 0 || path->down_until_ns <= now;
-}
-
-/* Back from a cooldown and not heard from since: it carries a packet at a time. */
-static bool retrying(const struct srd_path *path, uint64_t now)
-{
-	return path->down_until_ns && path->down_until_ns <= now;
-}
-
-uint64_t srd_paths_retrying(const struct srd_peer *p, uint64_t now)
-{
-	uint64_t mask = 0;
-
-	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
-		if (retrying(&p->tx.paths[i], now))
-			mask |= 1ull << i;
-	return mask;
 }
 
 /* Usable for one more packet: a path back from its cooldown but not yet heard from
@@ -213,6 +197,22 @@ void srd_path_on_loss(struct srd_peer *p, uint32_t i)
 	path->loss_ewma += (SRD_LOSS_ONE - path->loss_ewma) / 32;
 }
 
+/* Path i out of use for its cooldown, twice as long as the last if it failed again. */
+static void path_down(struct srd_peer *p, uint32_t i, uint64_t now)
+{
+	struct srd_path *path = &p->tx.paths[i];
+
+	if (path->down_until_ns)
+		path->cooldown_ns *= 2; /* failed again after its cooldown */
+	if (path->cooldown_ns > 64 * p->ep->cfg.path_cooldown_ns)
+		path->cooldown_ns = 64 * p->ep->cfg.path_cooldown_ns;
+	path->down_until_ns = now + path->cooldown_ns;
+	path->consec_rto = 0;
+	p->ep->stats.path_down++;
+	srd_emit(p, (struct srd_event){
+	                .kind = SRD_EV_PATH_DOWN, .path = i, .cooldown_ns = path->cooldown_ns});
+}
+
 /*
  * A retransmission timeout found packets of path i unacknowledged: one event however
  * many packets it found (a busy host's stall times out a whole window at once; only
@@ -221,23 +221,24 @@ void srd_path_on_loss(struct srd_peer *p, uint32_t i)
 void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
 {
 	struct srd_path *path = &p->tx.paths[i];
-	bool retried = retrying(path, now);
 
-	/* Retried after its cooldown and failing again before it delivered: down again at
-	 * once (its first failure was proven twice). */
-	if ((++path->consec_rto >= DOWN_AFTER || retried) &&
-	    (path->down_until_ns == 0 || retried)) {
-		if (path->down_until_ns)
-			path->cooldown_ns *= 2; /* failed again after its cooldown */
-		if (path->cooldown_ns > 64 * p->ep->cfg.path_cooldown_ns)
-			path->cooldown_ns = 64 * p->ep->cfg.path_cooldown_ns;
-		path->down_until_ns = now + path->cooldown_ns;
-		path->consec_rto = 0;
-		p->ep->stats.path_down++;
-		srd_emit(p, (struct srd_event){.kind = SRD_EV_PATH_DOWN,
-		                               .path = i,
-		                               .cooldown_ns = path->cooldown_ns});
-	}
+	if (++path->consec_rto >= DOWN_AFTER && usable(path, now))
+		path_down(p, i, now);
+}
+
+bool srd_path_retrying(const struct srd_peer *p, uint32_t i, uint64_t now)
+{
+	const struct srd_path *path = &p->tx.paths[i];
+
+	return path->down_until_ns && path->down_until_ns <= now;
+}
+
+void srd_path_retry_failed(struct srd_peer *p, uint32_t i, uint64_t now)
+{
+	if (srd_path_retrying(p, i, now))
+		path_down(p, i, now);
+	else
+		srd_path_on_rto(p, i, now); /* it was taken down or came back meanwhile */
 }
 
 uint8_t srd_path_health(const struct srd_peer *p, uint32_t i, uint64_t now)

@@ -551,6 +551,7 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 		s->path = s->tx_count ? srd_path_pick_proven(p, now, s->path)
 		                      : srd_path_spray(p, now, s->len);
 	path = &tx->paths[s->path];
+	s->retry = srd_path_retrying(p, s->path, now);
 	s->path_seq = path->seq++;
 	s->sent_ns = now;
 	tx->last_data_tx_ns = now;
@@ -1121,9 +1122,11 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
  * peer silent on every path may be a peer off the CPU: the blame waits until the
  * packets are done (undo.c), and goes only if no original of them proved to have
  * arrived. A dead path is taken down all the same, an ack later; a slow host never
- * costs a path.
+ * costs a path. Paths of `retried` (only packets sent while retrying them timed out)
+ * go down again at once. True when the peer answered elsewhere.
  */
-static void blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t since, uint64_t now)
+static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried,
+                        uint64_t since, uint64_t now)
 {
 	bool answered_elsewhere = false;
 
@@ -1133,11 +1136,15 @@ static void blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t since, 
 	if (!answered_elsewhere) {
 		p->ep->stats.rto_peer_silent++;
 		p->tx.undo.blame |= timed_out;
-		return;
+		return false;
 	}
-	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
-		if (timed_out >> i & 1)
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		if (retried >> i & 1)
+			srd_path_retry_failed(p, i, now);
+		else if (timed_out >> i & 1)
 			srd_path_on_rto(p, i, now);
+	}
+	return true;
 }
 
 /* What a timeout due now will declare lost (a prefix of the in-flight list, in send
@@ -1214,6 +1221,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	struct srd_ep *ep = p->ep;
 	struct srd_tx *tx = &p->tx;
 	uint64_t timed_out = 0; /* paths with packets this timeout found lost */
+	uint64_t plain = 0;     /* ... of them, those with packets not sent as retries */
 	uint64_t oldest = 0;    /* when the first of them was sent */
 
 	srd_undo_tick(p, now);
@@ -1228,22 +1236,23 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		if (!timed_out)
 			oldest = s->sent_ns;
 		timed_out |= 1ull << s->path;
+		if (!s->retry)
+			plain |= 1ull << s->path;
 		s->rto_lost = true;
 		mark_lost(p, s);
 	}
 	if (timed_out) {
 		ep->stats.rto_fired++;
 		tx->n_rto++;
-		/* Only the lone packets of paths retried after a cooldown: a dead path failing
-		 * again says nothing of congestion or of the peer's pace (each retry halved
-		 * the window: test_srd_core's dead-path stream ended at 128 packets against a
-		 * clean one's 179). */
-		if (timed_out & ~srd_paths_retrying(p, now)) {
+		/* Only packets sent on paths being retried after a cooldown, the peer
+		 * answering on others: dead paths failing again say nothing of congestion or
+		 * of the peer's pace (each retry halved the window: test_srd_core's dead-path
+		 * stream ended at 128 packets against a clean one's 179). */
+		if (!blame_paths(p, timed_out, timed_out & ~plain, oldest, now) || plain) {
 			if (tx->rto_backoff < 6)
 				tx->rto_backoff++;
 			tx->cc.ops->on_timeout(&tx->cc, now);
 		}
-		blame_paths(p, timed_out, oldest, now);
 		tx->probe_out = false; /* unanswered: what it covered is resent */
 	}
 rest:

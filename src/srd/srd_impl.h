@@ -76,6 +76,7 @@ struct srd_slot {
 	uint64_t first_sent_ns; /* when its first transmission left */
 	uint8_t losses;         /* times declared lost: its timeout doubles with each */
 	bool rnr_again;         /* the next transmission answers an RNR refusal */
+	bool retry;             /* sent on a path back from its cooldown, not yet heard from */
 	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
 	struct list_node pathq; /* the path's in-flight list (send order), while in flight */
 };
@@ -529,9 +530,12 @@ void srd_undo_tick(struct srd_peer *p, uint64_t now);
 void srd_undo_forget(struct srd_peer *p);
 uint64_t srd_undo_rto_floor(const struct srd_peer *p);
 void srd_path_on_rto(struct srd_peer *p, uint32_t path, uint64_t now);
-/* The paths back from a cooldown and not heard from since (a mask): each carries one
- * packet at a time, to find out whether it works again. */
-uint64_t srd_paths_retrying(const struct srd_peer *p, uint64_t now);
+/* Is path i back from a cooldown and not heard from since (its packets find out
+ * whether it works again)? */
+bool srd_path_retrying(const struct srd_peer *p, uint32_t i, uint64_t now);
+/* A packet sent on path i while it was retrying timed out, the peer answering on other
+ * paths: down again at once (its first failure was proven twice). */
+void srd_path_retry_failed(struct srd_peer *p, uint32_t i, uint64_t now);
 /* How path i is doing now (enum srd_health), for srd_peer_view. */
 uint8_t srd_path_health(const struct srd_peer *p, uint32_t i, uint64_t now);
 

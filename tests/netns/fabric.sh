@@ -253,7 +253,7 @@ table netdev $t {
 	chain in { type filter hook ingress device \"$dev\" priority 0; $rule; }
 }"
 		fab_run "$host" nft -f - <<<"$script" || return 1
-		[ $side = b ] || fab_fault_at
+		if [ "$side" = a ]; then fab_fault_at || return 1; fi
 		[ "$pm" -gt 0 ] || continue
 		# Took effect: the table is there with its counting drop rule.
 		fab_loss_count "$host" "$dev" >/dev/null || return 1
@@ -331,7 +331,7 @@ link_set() { # I J K up|down
 	a=$(fab_dev "$1" "$2" "$3" a)
 	b=$(fab_dev "$1" "$2" "$3" b)
 	fab_run "$1" ip link set "$a" "$4" || return 1
-	fab_fault_at
+	fab_fault_at || return 1
 	fab_run "$2" ip link set "$b" "$4" || return 1
 	for _ in $(seq 1 200); do
 		sa=$(fab_operstate "$1" "$a")

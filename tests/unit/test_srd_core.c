@@ -672,17 +672,23 @@ static bool path_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 
 /*
  * n sends from host 0 through a filter that picks on some paths: every one delivered,
- * and *info what host 0 then knows of its paths to host 1. The pair is the caller's to
- * free.
+ * and *info what host 0 then knows of its paths to host 1. every_ns 0: all at once, of
+ * mixed lengths; else a send of 1000 bytes every every_ns (a steady stream). The pair
+ * is the caller's to free.
  */
 static struct sim *paths_run(uint64_t seed, sim_filter_fn filter, void *arg, int n,
-                             struct srd_peer_info *info)
+                             uint64_t every_ns, struct srd_peer_info *info)
 {
 	struct srd_config c = base_cfg();
 	struct sim *s = pair_plain(seed, &c);
 
 	sim_set_filter(s, filter, arg);
-	send_batch(s, n);
+	if (every_ns)
+		for (int i = 0; i < n; i++)
+			REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * every_ns, SIM_OP_OK,
+			                 0) != UINT32_MAX);
+	else
+		send_batch(s, n);
 	CHECK(run(s));
 	check_delivery(s, 0, n);
 	REQUIRE(sim_peer_info(s, 0, 1, info) == 0);
@@ -693,7 +699,7 @@ static void test_path_death(void)
 {
 	uint32_t dead = 2;
 	struct srd_peer_info info;
-	struct sim *s = paths_run(12, path_filter, &dead, 400, &info);
+	struct sim *s = paths_run(12, path_filter, &dead, 400, 0, &info);
 	uint64_t total = 0;
 
 	CHECK(!info.path_up[dead]);
@@ -707,42 +713,23 @@ static void test_path_death(void)
 }
 
 /*
- * A steady stream from host 0 (a send every 100 us for 1.5 s) with path `dead` dead
- * for good (a path past npaths: none): every message delivered, and *info what host 0
- * then knows of host 1; the pair is the caller's to free.
- */
-static struct sim *stream_run(uint32_t *dead, struct srd_peer_info *info)
-{
-	struct srd_config c = base_cfg();
-	struct sim *s = pair_plain(14, &c);
-	int n = 15000;
-
-	sim_set_filter(s, path_filter, dead);
-	for (int i = 0; i < n; i++)
-		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * 100 * SIM_NS_PER_US,
-		                 SIM_OP_OK, 0) != UINT32_MAX);
-	CHECK(run(s));
-	check_delivery(s, 0, n);
-	REQUIRE(sim_peer_info(s, 0, 1, info) == 0);
-	return s;
-}
-
-/*
- * After each cooldown a dead path is retried with one packet, whose timeout puts it
- * down again at once: one timeout a retry (not two), and one that leaves the window
- * alone (srd_tx_expiry: a dead path failing again says nothing of congestion), so it
- * ends near a clean stream's.
+ * A steady stream (a send every 100 us for 1.5 s) with one path dead for good: after
+ * each cooldown the path is retried with one packet, whose timeout puts it down again
+ * at once: one timeout a retry (not two), and one that leaves the window alone
+ * (srd_tx_expiry: a dead path failing again says nothing of congestion), so it ends
+ * near a clean stream's.
  */
 static void test_dead_path_retries(void)
 {
-	uint32_t dead = 2, none = 99;
+	uint32_t dead = 2, none = 99; /* no path 99: nothing lost */
 	struct srd_peer_info info, clean;
-	struct sim *s = stream_run(&dead, &info), *c = stream_run(&none, &clean);
+	struct sim *s = paths_run(14, path_filter, &dead, 15000, 100 * SIM_NS_PER_US, &info);
+	struct sim *c = paths_run(14, path_filter, &none, 15000, 100 * SIM_NS_PER_US, &clean);
 	const struct srd_stats *st = ep_stats(s, 0);
 
-	/* Down at once, then after cooldowns of 50, 100, 200 and 400 ms. */
-	CHECK(st->path_down >= 5);
-	CHECK(st->rto_fired <= st->path_down + 1);
+	/* Down after two timeouts, then again after cooldowns of 50, 100, 200, 400 ms. */
+	CHECK_EQ(st->path_down, 5);
+	CHECK_EQ(st->rto_fired, st->path_down + 1);
 	CHECK_EQ(ep_stats(c, 0)->rto_fired, 0);
 	CHECK(info.cwnd * 10 >= clean.cwnd * 9);
 	fprintf(stderr, "  dead path: %llu timeouts, down %llu times, window %u (clean: %u)\n",
@@ -770,7 +757,7 @@ static void test_lossy_path(void)
 {
 	uint32_t seen = 0;
 	struct srd_peer_info info;
-	struct sim *s = paths_run(13, lossy_filter, &seen, 2000, &info);
+	struct sim *s = paths_run(13, lossy_filter, &seen, 2000, 0, &info);
 
 	CHECK(seen >= 20); /* the loss acted */
 	CHECK(info.path_tx[1] > 0);
