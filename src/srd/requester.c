@@ -1125,8 +1125,8 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
  * costs a path. Paths of `retried` (only packets sent while retrying them timed out)
  * go down again at once. True when the peer answered elsewhere.
  */
-static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried,
-                        uint64_t since, uint64_t now)
+static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried, uint64_t since,
+                        uint64_t now)
 {
 	bool answered_elsewhere = false;
 

@@ -685,8 +685,8 @@ static struct sim *paths_run(uint64_t seed, sim_filter_fn filter, void *arg, int
 	sim_set_filter(s, filter, arg);
 	if (every_ns)
 		for (int i = 0; i < n; i++)
-			REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * every_ns, SIM_OP_OK,
-			                 0) != UINT32_MAX);
+			REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * every_ns,
+			                 SIM_OP_OK, 0) != UINT32_MAX);
 	else
 		send_batch(s, n);
 	CHECK(run(s));
