@@ -5,8 +5,9 @@
  * one at a time or in short runs sent back to back (srd_path_spray);
  * two retransmission timeouts in a row on a path (with no ack from it in between) put
  * it down for a cooldown that doubles each time it fails again, after which it is
- * tried again: a packet sent on it then that times out puts it down again at once. A path losing clearly more than the best is skipped 7 times in 8 when a
- * new run picks its path. Retransmissions avoid the path their packet was lost on.
+ * tried again: a packet sent on it then that times out puts it down again at once. A
+ * path losing clearly more than the best is skipped 7 times in 8 when a new run picks
+ * its path. Retransmissions avoid the path their packet was lost on.
  */
 #include "srd_impl.h"
 

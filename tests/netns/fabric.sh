@@ -245,7 +245,7 @@ link_loss() { # I J K PERMILLE
 		# One transaction a side, so the loss starts when nft returns: the old table
 		# goes (added first, so that deleting it cannot fail), the new one comes. On a
 		# loaded host each nft run takes tens of milliseconds: five of them a side
-		# made a blackhole begin 100-200 ms after the moment a benchmark wrote down.
+		# made a blackhole begin 100-250 ms after the moment a benchmark wrote down.
 		script="add table netdev $t
 delete table netdev $t"
 		[ "$pm" -gt 0 ] && script+="
