@@ -187,10 +187,12 @@ def main():
         w.append(f"| {label} | {res[0]:.1f} Gbit/s | {leave} | {res[2]:.1f} Gbit/s | {rec} | "
                  f"{'none (perftest exit 0)' if ok else 'see bench/out'} |")
     w.append("")
-    left = [f"{r[1]:.0f} ms {label}" if r[1] is not None else f"never, {label}"
-            for r, label in ((fb, "blackholed"), (fd, "down"))]
-    back = [f"{r[3]:.0f} ms {label}" if r[3] is not None else f"never, {label}"
-            for r, label in ((fb, "blackholed"), (fd, "down"))]
+    def both(k):
+        """Field k (a time in ms, or None) of the two failures, in words."""
+        return " and ".join(f"{r[k]:.0f} ms {label}" if r[k] is not None else
+                            f"never, {label}"
+                            for r, label in ((fb, "blackholed"), (fd, "down")))
+
     quick = all(r[1] is not None and r[1] < 20 for r in (fb, fd))
     how = ("within the first few samples: the first retransmission timeouts (1 ms floor "
            "here) took the dead paths down" if quick else
@@ -203,8 +205,8 @@ def main():
         "the dead link's packet rate fell under 5% of what it carried before, for "
         "100 ms; rates are over 50 ms. With the link down, sends on it fail in the "
         "kernel; blackholed, only SRD's timers see the losses. Leaving took "
-        f"{' and '.join(left)} in this run: {how}. The rate's dip lasted longer: back to "
-        f"90% took {' and '.join(back)}. The first timeouts halve the window, which grows "
+        f"{both(1)} in this run: {how}. The rate's dip lasted longer: back to "
+        f"90% took {both(3)}. The first timeouts halve the window, which grows "
         "back; a dead path retried after its cooldown no longer shrinks it (docs/srd.md, "
         "Paths). This run does not record the sender's window over time, so how much of "
         "the dip is SRD's window and how much the two busy cores is unexplained here. "

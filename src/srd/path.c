@@ -63,10 +63,11 @@ static bool lossier(const struct srd_path *path, uint32_t least)
 	return path->loss_ewma > 2 * least + LOSSIER_MARGIN;
 }
 
-uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
+/* srd_path_pick, given the lowest loss of the paths that take packets now. */
+static uint32_t pick(struct srd_peer *p, uint64_t now, uint32_t avoid, uint32_t least)
 {
 	struct srd_ep *ep = p->ep;
-	uint32_t n = ep->cfg.npaths, fallback = UINT32_MAX, least = least_loss(p, now);
+	uint32_t n = ep->cfg.npaths, fallback = UINT32_MAX;
 
 	for (uint32_t tries = 0; tries < 2 * n; tries++) {
 		uint32_t i = p->tx.next_path;
@@ -90,6 +91,11 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 		p->tx.next_path = (fallback + 1) % n;
 	}
 	return fallback;
+}
+
+uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
+{
+	return pick(p, now, avoid, least_loss(p, now));
 }
 
 /*
@@ -120,9 +126,9 @@ uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 		tx->run_ns = now;
 		return tx->run_path;
 	}
-	a = srd_path_pick(p, now, UINT32_MAX);
-	best = a;
 	least = least_loss(p, now);
+	a = pick(p, now, UINT32_MAX, least);
+	best = a;
 	for (uint32_t k = 1; k < n; k++) {
 		uint32_t b = (a + k) % n;
 		const struct srd_path *pb = &tx->paths[b];

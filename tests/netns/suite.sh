@@ -6,11 +6,12 @@
 # clients talk across hosts: perftest SRD send and read latency and bandwidth,
 # ibv_ud_pingpong, and with one link rate-limited; every clean link of a pair must
 # carry traffic, the lossy one under half as much but some; a link goes down in the
-# middle of an SRD stream without one error completion; and a short request/response run compares SRD with kernel TCP. Every
-# fault is checked to have acted: the loss rules dropped packets, the rate limit held
-# packets back, the downed link was down and carried nothing while the others carried
-# the stream. Skips (77, with the reason) when not root or without namespaces, veth or
-# policy routing; fails when a tool is missing (scripts/deps.sh test installs them).
+# middle of an SRD stream without one error completion; and a short request/response
+# run compares SRD with kernel TCP. Every fault is checked to have acted: the loss
+# rules dropped packets, the rate limit held packets back, the downed link was down
+# and carried nothing while the others carried the stream. Skips (77, with the
+# reason) when not root or without namespaces, veth or policy routing; fails when a
+# tool is missing (scripts/deps.sh test installs them).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/fabric.sh"
