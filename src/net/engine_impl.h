@@ -191,7 +191,9 @@ struct net_progress {
 	int epfd;
 	int wakefd;
 	bool rx_armed; /* fds[0] is in the epoll interest set */
-	uint64_t park_backoff_ns;
+	/* Parked: when the thread looks again (its own wait's timeout, no timer), 0 when
+	 * not parked. Written locked, read by the thread without the lock. */
+	_Atomic uint64_t look_ns;
 	/* Written by the application's calls without the lock: when it last polled,
 	 * when a poll last read the socket, when a call (poll or post) last ended, and
 	 * when one last began right after another had. */
