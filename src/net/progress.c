@@ -162,11 +162,20 @@ static void rx_unarm(struct net_engine *e)
 		e->prog.rx_armed = false;
 }
 
-/* Off the socket and the timers, the thread's own wait set for a look at `until`. */
+/*
+ * Off the socket and the timers, for a look at `until`: the thread's own wait's timeout
+ * when the thread parks itself, the timerfd when another thread parks it (a sleeper in
+ * an idle poll leaving): asleep in epoll_wait, the thread cannot see a new timeout (it
+ * slept on with the socket unarmed and no timer, and the peers waited for ever).
+ */
+static _Thread_local bool in_progress_thread; /* this is an engine's progress thread */
+
 static void park_until(struct net_engine *e, uint64_t until)
 {
-	net_timer_park(&e->timer, UINT64_MAX);
-	atomic_store_explicit(&e->prog.look_ns, until, memory_order_relaxed);
+	bool own = in_progress_thread; /* a progress thread parks its own engine only */
+
+	net_timer_park(&e->timer, own ? UINT64_MAX : until);
+	atomic_store_explicit(&e->prog.look_ns, own ? until : 0, memory_order_relaxed);
 	rx_unarm(e);
 }
 
@@ -464,6 +473,7 @@ static void *progress_main(void *arg)
 	uint64_t run_start = sefa_now_ns(), woke = run_start, tmo_at = UINT64_MAX;
 	bool rx, reads;
 
+	in_progress_thread = true;
 	if (sefa_config_get()->progress_rt) {
 		e->prog.rt_dropped = !progress_priority(true);
 		e->prog.rt_refused = e->prog.rt_dropped; /* refused: no asking again */

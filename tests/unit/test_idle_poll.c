@@ -11,9 +11,13 @@
  * (a flush may land in the poller's every-8th yield). Then the poller computes 100 us
  * (or forty of its shortest polls, in a slow build) and yields between its polls, as
  * an oversubscribed MPI rank does: off the CPU as much as an idle poller, it differs
- * only in the CPU it spends outside our polls, and it must not sleep at all. Skipped,
- * with the reason, where CPU 0 and another cannot be used.
+ * only in the CPU it spends outside our polls, and it must not sleep at all. Between
+ * the two, the poller stops polling once the last completion woke it: the progress
+ * thread must read a datagram that comes then. Skipped, with the reason, where CPU 0
+ * and another cannot be used.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -26,7 +30,7 @@
 #define WAIT_S 10
 
 static struct end a;
-static atomic_bool stop, computing;
+static atomic_bool stop, computing, quit_at_last;
 static atomic_int got, bad, computed;
 static _Atomic double quickest = 1.0; /* the poller's shortest poll, in seconds */
 
@@ -101,8 +105,30 @@ static void *poller(void *arg)
 				atomic_fetch_add(&bad, 1);
 			atomic_fetch_add(&got, 1);
 		}
+		if (atomic_load(&quit_at_last) && atomic_load(&got) == ROUNDS)
+			break; /* polls no more: the progress thread must read the socket */
 	}
 	return NULL;
+}
+
+/*
+ * With nobody polling, a datagram sent to a's engine is read (by its progress thread):
+ * a made-up one, dropped as such, which moves rx_pkts all the same.
+ */
+static void read_unpolled(void)
+{
+	struct sockaddr_in to = {.sin_family = AF_INET};
+	static const char junk[16] = "not a packet";
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int64_t before = ENGINE_COUNTER(getpid(), rx_pkts);
+
+	REQUIRE(fd >= 0);
+	memcpy(&to.sin_addr, a.gid.raw + 12, 4);
+	to.sin_port = htons((uint16_t)(a.gid.raw[6] << 8 | a.gid.raw[7]));
+	CHECK_EQ(sendto(fd, junk, sizeof(junk), 0, (struct sockaddr *)&to, sizeof(to)),
+	         (ssize_t)sizeof(junk));
+	CHECK(ENGINE_COUNTER_PAST(getpid(), rx_pkts, before) > before);
+	close(fd);
 }
 
 /* A UD QP on a's CQ with one receive posted (wr_id r), ready to be flushed. */
@@ -146,6 +172,7 @@ int main(void)
 	end_open(&a, 0, 0, 0);
 	REQUIRE(pin(other));
 	pthread_create(&sp, NULL, spinner, NULL);
+	atomic_store(&quit_at_last, true);
 	pthread_create(&po, NULL, poller, NULL);
 	for (int r = 0; r < ROUNDS && !check_failures; r++) {
 		struct ibv_qp *qp = flushable(r);
@@ -166,6 +193,10 @@ int main(void)
 	CHECK_EQ(atomic_load(&bad), 0);
 	wakes = ENGINE_COUNTER(getpid(), idle_poll_wakes);
 	CHECK(wakes >= ROUNDS - 1);
+	pthread_join(po, NULL);
+	read_unpolled();
+	atomic_store(&quit_at_last, false);
+	pthread_create(&po, NULL, poller, NULL);
 	/* Computing between polls, it waits as long again and never sleeps. Counted after
 	 * 20 such polls: the windows judged idle before (and a sleep they began) are over. */
 	atomic_store(&computing, true);
