@@ -139,11 +139,14 @@ struct net_ud {
 };
 
 /* timer.c: the timerfd, armed for the scheduler's next deadline or, while the progress
- * thread is parked, for when it looks again. */
+ * thread is parked by another thread, for when it looks again (parked by itself, it
+ * looks on its own wait's timeout, net_progress.look_ns, and the timerfd is disarmed). */
 struct net_timer {
 	int fd;
-	uint64_t armed_at;   /* the armed deadline, UINT64_MAX when disarmed */
-	uint64_t park_until; /* set by progress.c (net_timer_park, locked); 0: not parked */
+	uint64_t armed_at; /* the armed deadline, UINT64_MAX when disarmed */
+	/* Set by progress.c (net_timer_park, locked): 0 not parked; UINT64_MAX parked with
+	 * no look on the timerfd (the thread's own, or none while sleepers read). */
+	uint64_t park_until;
 	bool park_keeps_due; /* parked, but the timers' deadlines still wake the thread */
 };
 
@@ -191,8 +194,9 @@ struct net_progress {
 	int epfd;
 	int wakefd;
 	bool rx_armed; /* fds[0] is in the epoll interest set */
-	/* Parked: when the thread looks again (its own wait's timeout, no timer), 0 when
-	 * not parked. Written locked, read by the thread without the lock. */
+	/* Parked by itself: when the thread looks again (its own wait's timeout), 0
+	 * otherwise. Set and cleared locked; the thread reads it, and moves a look it
+	 * took on, without the lock (a compare-and-swap: one cleared meanwhile stays). */
 	_Atomic uint64_t look_ns;
 	/* Written by the application's calls without the lock: when it last polled,
 	 * when a poll last read the socket, when a call (poll or post) last ended, and

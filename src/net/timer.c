@@ -2,10 +2,12 @@
 /*
  * The timerfd the progress thread sleeps on. It is armed for the transmit scheduler's
  * next deadline (an SRD timer, held sends), or, while the thread is parked because the
- * application polls and runs those itself, for when the thread looks again (or the
- * sooner of the two, while a thread asleep in ibv_get_cq_event reads the socket but
- * leaves the timers to the progress thread: net_timer_park_due). Arming
- * costs a system call, so the armed deadline is remembered and only a new one is set.
+ * application polls and runs those itself, disarmed (the thread parked itself and looks
+ * on its own wait's timeout) or armed for when the thread looks again (another thread
+ * parked it: an idle poll's sleeper leaving), or for the sooner of that look and the
+ * deadline while a thread asleep in ibv_get_cq_event reads the socket but leaves the
+ * timers to the progress thread (net_timer_park_due). Arming costs a system call, so
+ * the armed deadline is remembered and only a new one is set.
  */
 #include "engine_impl.h"
 
