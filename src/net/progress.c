@@ -436,7 +436,7 @@ static int wait_ms(uint64_t at, uint64_t now)
 }
 
 /*
- * A parked thread's look (lock-free): while the application is still at its CQs the
+ * A parked thread's look, due now (lock-free): while the application is still at its CQs the
  * thread parks again without the lock, true then. Taking it, a thousand times a second
  * while a rank spins, cost the ranks a wake-up on the lock each time (MPI with 4 ranks
  * on 2 cores: the thread woke on the CPU of a rank that held it, or was preempted
@@ -446,7 +446,7 @@ static bool look_unlocked(struct net_engine *e, uint64_t look, uint64_t now)
 {
 	/* (Never while memory is watched: look_ns is set by progress_step only, and
 	 * watching begins with a wake whose round, watch_step, clears it.) */
-	if (!look || now < look || waiter_reads(e, now) || !app_at_cqs(e, now, NET_BUSY_NS))
+	if (waiter_reads(e, now) || !app_at_cqs(e, now, NET_BUSY_NS))
 		return false;
 	/* Unless the park changed meanwhile (unpark, under the lock). */
 	atomic_compare_exchange_strong_explicit(&e->prog.look_ns, &look, park_lapse(e, now),
@@ -482,7 +482,7 @@ static void *progress_main(void *arg)
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
 	uint64_t run_start = sefa_now_ns(), woke = run_start, tmo_at = UINT64_MAX, awake = 0;
-	bool rx, reads;
+	bool rx, reads, looked;
 
 	in_progress_thread = true;
 	if (sefa_config_get()->progress_rt) {
@@ -512,7 +512,8 @@ static void *progress_main(void *arg)
 			run_start = after;
 		awake += before - woke; /* its time awake since the last round it counted */
 		woke = after;
-		if (n == 0 && after < tmo_at && look_unlocked(e, look, after))
+		looked = look && after >= look;
+		if (n == 0 && looked && after < tmo_at && look_unlocked(e, look, after))
 			continue;
 		rx = false;
 		for (int i = 0; i < n; i++)
@@ -527,12 +528,12 @@ static void *progress_main(void *arg)
 		}
 		take_events(e, evs, n);
 		/* The look is taken (a park in this round sets the next). */
-		if (look && after >= look)
+		if (looked)
 			atomic_compare_exchange_strong_explicit(
 			    &e->prog.look_ns, &look, 0, memory_order_relaxed, memory_order_relaxed);
 		if (e->prog.watch.look)
 			watch_step(e);
-		else if (n > 0 || (look && after >= look))
+		else if (n > 0 || looked)
 			progress_step(e, rx, reads, run_start);
 		tmo_at = round_end(e);
 	}
@@ -965,7 +966,7 @@ int net_engine_waiter_begin(struct net_engine *e)
 
 bool net_engine_waiter_end(struct net_engine *e, bool readable)
 {
-	uint64_t now = sefa_now_ns();
+	uint64_t now = sefa_now_ns(), look;
 
 	sefa_lock(&e->lock);
 	atomic_store_explicit(&e->prog.waiter_ns, now, memory_order_relaxed);
@@ -973,7 +974,7 @@ bool net_engine_waiter_end(struct net_engine *e, bool readable)
 	 * this leaving stops counting. A system call only when its timer is not set
 	 * for about then already (a ping-pong sets it once a NET_BUSY_NS or so). */
 	if (atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed) == 1 &&
-	    !e->prog.rx_armed && (look_at(e) > now + 2 * NET_BUSY_NS || look_at(e) < now)) {
+	    !e->prog.rx_armed && ((look = look_at(e)) > now + 2 * NET_BUSY_NS || look < now)) {
 		park_for_waiter_until(e);
 		net_timer_sync(&e->timer, net_sched_due(&e->sched));
 	}

@@ -6,8 +6,11 @@
 #ifndef SOFTEFA_TEST_PAIR_H
 #define SOFTEFA_TEST_PAIR_H
 
+#include <arpa/inet.h>
 #include <infiniband/efadv.h>
 #include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <string.h>
 
 #include "check.h"
 #include "verbs_setup.h"
@@ -28,6 +31,16 @@ struct end {
 	union ibv_gid gid;
 	struct ibv_ah *ah; /* to the other end */
 };
+
+/* The UDP address of an end's engine, read from its GID as any peer would. */
+static inline struct sockaddr_in end_addr(const struct end *e)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+
+	memcpy(&sa.sin_addr, e->gid.raw + 12, 4);
+	sa.sin_port = htons((uint16_t)(e->gid.raw[6] << 8 | e->gid.raw[7]));
+	return sa;
+}
 
 static inline uint8_t *end_rslot(struct end *e, unsigned i)
 {

@@ -181,9 +181,7 @@ int main(void)
 	st = map_stats(run_dir);
 	REQUIRE(st->magic == NET_STATS_MAGIC);
 
-	/* b's engine endpoint, read from its GID as any peer would. */
-	memcpy(&to.sin_addr, b.gid.raw + 12, 4);
-	to.sin_port = htons((uint16_t)(b.gid.raw[6] << 8 | b.gid.raw[7]));
+	to = end_addr(&b); /* b's engine endpoint */
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	REQUIRE(fd >= 0);
 	{

@@ -16,8 +16,6 @@
  * thread must read a datagram that comes then. Skipped, with the reason, where CPU 0
  * and another cannot be used.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -117,14 +115,12 @@ static void *poller(void *arg)
  */
 static void read_unpolled(void)
 {
-	struct sockaddr_in to = {.sin_family = AF_INET};
+	struct sockaddr_in to = end_addr(&a);
 	static const char junk[16] = "not a packet";
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	int64_t before = ENGINE_COUNTER(getpid(), rx_pkts);
 
 	REQUIRE(fd >= 0);
-	memcpy(&to.sin_addr, a.gid.raw + 12, 4);
-	to.sin_port = htons((uint16_t)(a.gid.raw[6] << 8 | a.gid.raw[7]));
 	CHECK_EQ(sendto(fd, junk, sizeof(junk), 0, (struct sockaddr *)&to, sizeof(to)),
 	         (ssize_t)sizeof(junk));
 	CHECK(ENGINE_COUNTER_PAST(getpid(), rx_pkts, before) > before);
