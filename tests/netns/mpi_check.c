@@ -3,7 +3,10 @@
  * An MPI job that checks every byte it moves: a token ring, a ring of large buffers
  * (MPI_Sendrecv to the right, from the left) and MPI_Allreduce of int64 vectors whose
  * sum is known, at 8 B to 4 MiB. Rounds repeat until --seconds have passed (rank 0
- * decides, so every rank runs the same number), at least once. Rank 0 prints one line,
+ * decides, so every rank runs the same number), at least once; with --after FILE the
+ * seconds count from when FILE or FILE.why appears (a fault injected mid-run: the job
+ * goes on that long under it, however late it came), AFTER_MAX_S from the start at the
+ * latest when neither does. Rank 0 prints one line,
  * "rounds R ranks N bytes B errors E", and every rank exits 1 when any check failed
  * anywhere: the namespace MPI test (tests/netns/mpi_suite.sh) runs it across hosts.
  */
@@ -12,8 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define MAX_BYTES (4u << 20)
+#define MAX_BYTES   (4u << 20)
+#define AFTER_MAX_S 60.0
 
 static const size_t sizes[] = {8, 1024, 8192, 65536, 262144, 1u << 20, MAX_BYTES};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
@@ -100,9 +105,25 @@ static void allreduce(struct job *j, size_t s)
 	j->bytes += s;
 }
 
-static int go_on(double t0, double seconds)
+/* Has the file that --after waits for, or its .why, appeared? (Rank 0 only.) */
+static int appeared(const char *file)
 {
-	int more = MPI_Wtime() - t0 < seconds;
+	char why[4096];
+
+	snprintf(why, sizeof(why), "%s.why", file);
+	return access(file, F_OK) == 0 || access(why, F_OK) == 0;
+}
+
+static int go_on(double *t0, double seconds, const char **after)
+{
+	double now = MPI_Wtime();
+	int more;
+
+	if (*after && appeared(*after)) {
+		*after = NULL; /* from now on, the seconds count */
+		*t0 = now;
+	}
+	more = *after ? now - *t0 < AFTER_MAX_S : now - *t0 < seconds;
 
 	MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	return more;
@@ -112,14 +133,17 @@ int main(int argc, char **argv)
 {
 	struct job j = {0};
 	double seconds = 0, t0;
+	const char *after = NULL;
 	uint64_t errors = 0, bytes = 0;
 	size_t i;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &j.n);
-	if (argc == 3 && !strcmp(argv[1], "--seconds"))
+	if (argc >= 3 && !strcmp(argv[1], "--seconds"))
 		seconds = atof(argv[2]);
+	if (argc == 5 && !strcmp(argv[3], "--after"))
+		after = argv[4];
 	j.out = malloc(MAX_BYTES);
 	j.in = malloc(MAX_BYTES);
 	j.vec = malloc(MAX_BYTES);
@@ -136,7 +160,7 @@ int main(int argc, char **argv)
 			allreduce(&j, sizes[i]);
 		}
 		j.round++;
-	} while (go_on(t0, seconds));
+	} while (go_on(&t0, seconds, &after));
 	MPI_Allreduce(&j.errors, &errors, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	MPI_Allreduce(&j.bytes, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	if (j.rank == 0)
