@@ -883,8 +883,16 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 		p.after = NET_YIELD_SHARED_NS;
 	} else {
 		p.after = p.after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS : p.after * 2;
-		p.may_sleep = false;
-		p.idle_windows = 0; /* two idle windows again (2 ms; no first look now) */
+		/* Only the sleeper's yield ends the sleeping: with the scheduler's EEVDF
+		 * (Linux 6.6) a yield also returns at once while the threads that want the
+		 * CPU have run ahead of their share, and a quick yield between a waking
+		 * poller's windows (about every other one, a thread spinning beside it) kept
+		 * it from two idle windows in a row for seconds (test_idle_poll, CI of
+		 * a8830da: no sleep in 10 s). The windows judge sharing by CPU time. */
+		if (relearn) {
+			p.may_sleep = false;
+			p.idle_windows = 0; /* two idle windows again (2 ms; no first look) */
+		}
 	}
 	p.empty_since = p.last = back;
 	net_engine_call_end(e, back);
