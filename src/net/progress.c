@@ -855,8 +855,9 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 		p.empty_since = 0;
 		return;
 	}
-	/* Every 8th turn it yields instead: one that returns at once says the CPU is its
-	 * own now, and it stops sleeping. */
+	/* Every 8th turn it yields instead: one that returns at once suggests the CPU is
+	 * its own now, and it stops sleeping (wrongly, now and then, beside a thread that
+	 * ran ahead of its share, below: two windows later it sleeps again). */
 	if (p.may_sleep && !(relearn = ++p.sleeps % NET_SLEEP_RELEARN == 0) && idle_turn(e, &p))
 		return;
 	/* Polls far apart (work between them) are not one busy wait: count afresh. A gap
@@ -887,8 +888,8 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 		 * (Linux 6.6) a yield also returns at once while the threads that want the
 		 * CPU have run ahead of their share, and a quick yield between a waking
 		 * poller's windows (about every other one, a thread spinning beside it) kept
-		 * it from two idle windows in a row for seconds (test_idle_poll, CI of
-		 * a8830da: no sleep in 10 s). The windows judge sharing by CPU time. */
+		 * it from two idle windows in a row for seconds (test_idle_poll saw no sleep
+		 * in 10 s). The windows judge sharing by CPU time. */
 		if (relearn) {
 			p.may_sleep = false;
 			p.idle_windows = 0; /* two idle windows again (2 ms; no first look) */

@@ -368,6 +368,8 @@ link_packets() { # I J K
 # 4 s) until it has carried MIN packets more than at the call, sets it down (link_set
 # checks both ends) and writes every link's packet count at that instant to FILE, one
 # "LINK COUNT" line each, for link_down_judge; when it cannot, FILE.why says why.
+# Either file appears whole, by a rename, and only once it is true (a job may wait
+# for it: mpi_check --after).
 link_down_when_busy() { # I J K MIN FILE
 	local i=$1 j=$2 k=$3 min=$4 base l
 	base=$(link_packets "$i" "$j" "$k")
@@ -376,11 +378,16 @@ link_down_when_busy() { # I J K MIN FILE
 		sleep 0.01
 	done
 	if [ $(($(link_packets "$i" "$j" "$k") - base)) -lt "$min" ]; then
-		echo "the traffic never reached link $k" >"$5.why"
+		echo "the traffic never reached link $k" >"$5.tmp"
+		mv "$5.tmp" "$5.why"
 		return 1
 	fi
-	link_set "$i" "$j" "$k" down 2>"$5.why" || return 1
-	for ((l = 0; l < FAB_LINKS; l++)); do echo "$l $(link_packets "$i" "$j" "$l")"; done >"$5"
+	if ! link_set "$i" "$j" "$k" down 2>"$5.tmp"; then
+		mv "$5.tmp" "$5.why"
+		return 1
+	fi
+	for ((l = 0; l < FAB_LINKS; l++)); do echo "$l $(link_packets "$i" "$j" "$l")"; done >"$5.tmp"
+	mv "$5.tmp" "$5"
 }
 
 # What the links between I and J carried after link_down_when_busy wrote FILE: the

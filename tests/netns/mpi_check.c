@@ -105,7 +105,7 @@ static void allreduce(struct job *j, size_t s)
 	j->bytes += s;
 }
 
-/* Has the file that --after waits for, or its .why, appeared? (Rank 0 only.) */
+/* Has the file that --after waits for, or its .why, appeared? */
 static int appeared(const char *file)
 {
 	char why[4096];
@@ -114,12 +114,13 @@ static int appeared(const char *file)
 	return access(file, F_OK) == 0 || access(why, F_OK) == 0;
 }
 
-static int go_on(double *t0, double seconds, const char **after)
+/* Rank 0 decides for all (the others' view of the file and clock is not asked). */
+static int go_on(int rank, double *t0, double seconds, const char **after)
 {
 	double now = MPI_Wtime();
 	int more;
 
-	if (*after && appeared(*after)) {
+	if (rank == 0 && *after && appeared(*after)) {
 		*after = NULL; /* from now on, the seconds count */
 		*t0 = now;
 	}
@@ -160,7 +161,7 @@ int main(int argc, char **argv)
 			allreduce(&j, sizes[i]);
 		}
 		j.round++;
-	} while (go_on(&t0, seconds, &after));
+	} while (go_on(j.rank, &t0, seconds, &after));
 	MPI_Allreduce(&j.errors, &errors, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	MPI_Allreduce(&j.bytes, &bytes, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	if (j.rank == 0)

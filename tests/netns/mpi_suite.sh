@@ -103,7 +103,7 @@ check_drops 2 3 1 "5% loss"
 # every check clean, and the other links carry its traffic. The job goes on 4 s after
 # the link went down, however long that took: with a job of fixed length, a loaded
 # machine downed it late (1.3 s before the end, reproduced with two busy loops) and the
-# other links carried only the job's tail (CI of a8830da failed so).
+# other links carried only the job's tail.
 (link_down_when_busy 1 2 2 2000 "$LOG/down.at") &
 dpid=$!
 checked link_down 120 4 "$LOG/down.at"
