@@ -3,7 +3,12 @@
  * Completion channels. The channel's fd is the read end of a pipe that holds one
  * byte exactly while events are queued (level-triggered), so poll() on the fd says
  * the truth however many events pile up or are dropped by destroy_cq, and the pipe
- * can never fill.
+ * can never fill. One exception, as if that thread had taken it at once: an event
+ * queued by a thread inside ibv_get_cq_event on that channel (it read the socket
+ * itself while it waited) goes without the byte, for that thread takes it before it
+ * sleeps or returns; it raises the level for whatever it leaves queued. A blocking
+ * ping-pong's every message wrote the byte and read it back: two of its seven system
+ * calls a message.
  */
 #include "channel.h"
 
@@ -71,6 +76,9 @@ SEFA_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
+/* The channel this thread waits on in ibv_get_cq_event, if any. */
+static _Thread_local struct sefa_channel *claiming;
+
 /* Channel lock held: the fd becomes readable / unreadable with the queue. */
 static void level_raise(struct sefa_channel *ch)
 {
@@ -78,6 +86,7 @@ static void level_raise(struct sefa_channel *ch)
 
 	if (write(ch->wfd, &one, 1) != 1)
 		sefa_log(SEFA_LOG_ERROR, "completion channel write: %s", strerror(errno));
+	ch->raised = true;
 }
 
 static void level_lower(struct sefa_channel *ch)
@@ -85,10 +94,11 @@ static void level_lower(struct sefa_channel *ch)
 	char byte;
 	ssize_t n;
 
-	/* The byte is there (the queue was non-empty), so this read cannot block. */
+	/* The byte is there (raised), so this read cannot block. */
 	do
 		n = read(ch->ch.fd, &byte, 1);
 	while (n < 0 && errno == EINTR);
+	ch->raised = false;
 }
 
 void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
@@ -110,8 +120,8 @@ void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
 		ch->head = 0;
 		ch->cap = ncap;
 	}
-	ch->events[(ch->head + ch->count) % ch->cap] = cq;
-	if (ch->count++ == 0)
+	ch->events[(ch->head + ch->count++) % ch->cap] = cq;
+	if (!ch->raised && claiming != ch)
 		level_raise(ch);
 	sefa_unlock(&ch->lock);
 }
@@ -131,7 +141,7 @@ int sefa_channel_forget(struct sefa_channel *ch, struct sefa_cq *cq)
 			ch->events[(ch->head + kept++) % ch->cap] = c;
 	}
 	ch->count = kept;
-	if (had && !kept)
+	if (had && !kept && ch->raised)
 		level_lower(ch);
 	sefa_unlock(&ch->lock);
 	return 0;
@@ -181,7 +191,7 @@ static struct sefa_cq *take_event(struct sefa_channel *ch)
 		return NULL;
 	scq = ch->events[ch->head];
 	ch->head = (ch->head + 1) % ch->cap;
-	if (--ch->count == 0)
+	if (--ch->count == 0 && ch->raised)
 		level_lower(ch);
 	/* Counted under the lock: destroy_cq waits for this event's ack. */
 	scq->events_delivered++;
@@ -199,6 +209,7 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 	bool idle = false;
 	int err = 0;
 
+	claiming = ch;
 	while (!scq && !err) {
 		sefa_lock(&ch->lock);
 		if (atomic_load_explicit(&ch->closed, memory_order_acquire)) {
@@ -220,6 +231,12 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		          ? EAGAIN
 		          : wait_event(ch, sh, sh && idle_wakes < WAIT_IDLE_WAKES, &idle);
 	}
+	claiming = NULL;
+	/* Events this thread queued and leaves: the fd says so now. */
+	sefa_lock(&ch->lock);
+	if (ch->count && !ch->raised && !atomic_load_explicit(&ch->closed, memory_order_acquire))
+		level_raise(ch);
+	sefa_unlock(&ch->lock);
 	if (sh)
 		sefa_shared_release(sh);
 	if (err) {

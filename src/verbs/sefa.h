@@ -173,6 +173,9 @@ struct sefa_channel {
 	struct sefa_lock lock;
 	struct sefa_cq **events;
 	unsigned head, count, cap;
+	/* The pipe holds its byte. Queued events may lack it while a thread inside
+	 * ibv_get_cq_event queued them and takes them (channel.c, claiming). */
+	bool raised;
 	/* Its context was closed: events queued then name CQs that may be freed since. */
 	atomic_bool closed;
 };

@@ -9,6 +9,11 @@
  */
 #include <endian.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "engine_stats.h"
 #include "pair.h"
@@ -506,6 +511,133 @@ static void test_channel_after_waiter(struct end *a, struct end *b)
 	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
 }
 
+static atomic_int waiter_tid;
+
+/* b's waiter: one event from b's channel, and the CQ it named. */
+static void *take_one(void *arg)
+{
+	struct end *b = arg;
+	struct ibv_cq *ev_cq = NULL;
+	void *ev_ctx;
+
+	atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
+	if (ibv_get_cq_event(b->ch, &ev_cq, &ev_ctx))
+		return NULL;
+	ibv_ack_cq_events(ev_cq, 1);
+	return ev_cq;
+}
+
+/* Waits (10 s at most) until thread tid of this process is asleep. */
+static bool asleep(int tid)
+{
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	for (int i = 0; i < 100000; i++) {
+		FILE *f = fopen(path, "r");
+		char *state = NULL;
+
+		if (f && fgets(line, sizeof(line), f))
+			state = strrchr(line, ')');
+		if (f)
+			fclose(f);
+		if (state && state[1] == ' ' && state[2] == 'S')
+			return true;
+		usleep(100); /* a bounded look at another thread's state */
+	}
+	return false;
+}
+
+/* A second UD QP of b, in RTS, whose CQ (on b's channel too) is *cq. */
+static struct ibv_qp *second_qp(struct end *b, struct ibv_cq **cq)
+{
+	struct ibv_qp_init_attr qa = {
+	    .qp_type = IBV_QPT_UD,
+	    .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
+	struct ibv_qp_attr at = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
+	struct ibv_qp *qp;
+
+	*cq = ibv_create_cq(b->ctx, 16, NULL, b->ch, 0);
+	REQUIRE(*cq);
+	qa.send_cq = qa.recv_cq = *cq;
+	qp = ibv_create_qp(b->pd, &qa);
+	REQUIRE(qp);
+	REQUIRE(
+	    !ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
+	at.qp_state = IBV_QPS_RTR;
+	REQUIRE(!ibv_modify_qp(qp, &at, IBV_QP_STATE));
+	return qp;
+}
+
+/*
+ * Two events at once: a thread asleep in ibv_get_cq_event wakes for two datagrams
+ * (sent in one post, to two QPs whose CQs share the channel), reads them itself when
+ * they come together, and returns one event: the other is still queued, and the
+ * channel fd must say so (an application may poll it before its next call); once
+ * that one is taken too, the fd must not stay readable.
+ */
+static void test_channel_two_events(struct end *a, struct end *b)
+{
+	struct pollfd pfd = {.fd = b->ch->fd, .events = POLLIN};
+	struct ibv_cq *cq2, *first, *second;
+	struct ibv_qp *qp2 = second_qp(b, &cq2);
+	struct ibv_wc wc[2];
+	void *ev_ctx;
+	int together = 0;
+
+	for (int i = 0; i < 20 && !check_failures; i++) {
+		struct ibv_sge s1 = {(uintptr_t)end_sslot(a, 0), 64, a->mr->lkey}, s2 = s1;
+		struct ibv_sge r2 = {(uintptr_t)end_rslot(b, 1), PAIR_SLOT, b->mr->lkey};
+		struct ibv_recv_wr rw = {.wr_id = 2, .sg_list = &r2, .num_sge = 1}, *badr;
+		struct ibv_send_wr w2 = {
+		    .wr_id = 2, .sg_list = &s2, .num_sge = 1, .opcode = IBV_WR_SEND};
+		struct ibv_send_wr w1 = {.wr_id = 1,
+		                         .sg_list = &s1,
+		                         .num_sge = 1,
+		                         .opcode = IBV_WR_SEND,
+		                         .next = &w2},
+		                   *bad;
+		pthread_t t;
+
+		w1.wr.ud.ah = w2.wr.ud.ah = a->ah;
+		w1.wr.ud.remote_qpn = b->qp->qp_num;
+		w2.wr.ud.remote_qpn = qp2->qp_num;
+		w1.wr.ud.remote_qkey = w2.wr.ud.remote_qkey = PAIR_QKEY;
+		/* A message read by a poll of ours first: the engine's next read takes a
+		 * whole batch (rx.c), so the waiter's read takes both datagrams together. */
+		end_post_recv(b, 2, PAIR_SLOT);
+		CHECK_EQ(end_send(a, b, 3, 0, 64, 0, 0), 0);
+		REQUIRE(poll_n(b->cq, wc, 1) == 1);
+		REQUIRE(poll_n(a->cq, wc, 1) == 1);
+		end_post_recv(b, 0, PAIR_SLOT);
+		REQUIRE(!ibv_post_recv(qp2, &rw, &badr));
+		CHECK_EQ(ibv_req_notify_cq(b->cq, 0), 0);
+		CHECK_EQ(ibv_req_notify_cq(cq2, 0), 0);
+		atomic_store(&waiter_tid, 0);
+		REQUIRE(!pthread_create(&t, NULL, take_one, b));
+		while (!atomic_load(&waiter_tid))
+			sched_yield();
+		/* Asleep on the socket: the datagrams are its to read. */
+		CHECK(asleep(atomic_load(&waiter_tid)));
+		CHECK_EQ(ibv_post_send(a->qp, &w1, &bad), 0);
+		REQUIRE(!pthread_join(t, (void **)&first));
+		CHECK(first == b->cq || first == cq2);
+		together += poll(&pfd, 1, 0) == 1;
+		CHECK_EQ(poll(&pfd, 1, 10000), 1);
+		CHECK_EQ(ibv_get_cq_event(b->ch, &second, &ev_ctx), 0);
+		ibv_ack_cq_events(second, 1);
+		CHECK(second == (first == b->cq ? cq2 : b->cq));
+		CHECK_EQ(poll(&pfd, 1, 0), 0);
+		REQUIRE(poll_n(b->cq, wc, 1) == 1);
+		REQUIRE(poll_n(cq2, wc, 1) == 1);
+		REQUIRE(poll_n(a->cq, wc, 2) == 2);
+	}
+	CHECK_EQ(ibv_destroy_qp(qp2), 0);
+	CHECK_EQ(ibv_destroy_cq(cq2), 0);
+	fprintf(stderr, "test_ud_traffic: two events queued at once in %d of 20 rounds\n",
+	        together);
+}
+
 int main(void)
 {
 	struct end a = {0}, b = {0}, c = {0};
@@ -527,6 +659,7 @@ int main(void)
 	test_ah_gone(&a, &b);
 	test_channel(&a, &b);
 	test_channel_after_waiter(&a, &b);
+	test_channel_two_events(&a, &b);
 	/* A path too small for the largest messages: they went in pieces, put together. */
 	if (getenv("SOFTEFA_MTU") && strtoul(getenv("SOFTEFA_MTU"), NULL, 0) < 8928 + 52) {
 		CHECK(ENGINE_COUNTER(getpid(), ud_pieces_tx) > 0);
