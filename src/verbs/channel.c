@@ -76,17 +76,20 @@ SEFA_EXPORT int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-/* The channel this thread waits on in ibv_get_cq_event, if any. */
+/* The channel whose socket this thread reads in ibv_get_cq_event's wait (its events
+ * need no byte), and whether one went without it. */
 static _Thread_local struct sefa_channel *claiming;
+static _Thread_local bool unraised;
 
 /* Channel lock held: the fd becomes readable / unreadable with the queue. */
 static void level_raise(struct sefa_channel *ch)
 {
 	char one = 1;
 
-	if (write(ch->wfd, &one, 1) != 1)
+	/* Not raised unless written: a read of an empty pipe would block. */
+	ch->raised = write(ch->wfd, &one, 1) == 1;
+	if (!ch->raised)
 		sefa_log(SEFA_LOG_ERROR, "completion channel write: %s", strerror(errno));
-	ch->raised = true;
 }
 
 static void level_lower(struct sefa_channel *ch)
@@ -121,7 +124,9 @@ void sefa_channel_notify(struct sefa_channel *ch, struct sefa_cq *cq)
 		ch->cap = ncap;
 	}
 	ch->events[(ch->head + ch->count++) % ch->cap] = cq;
-	if (!ch->raised && claiming != ch)
+	if (claiming == ch)
+		unraised = true;
+	else if (!ch->raised)
 		level_raise(ch);
 	sefa_unlock(&ch->lock);
 }
@@ -176,8 +181,12 @@ static int wait_event(struct sefa_channel *ch, struct sefa_shared *sh, bool sock
 	/* An error pending on the socket reads as readable too: the read clears it. */
 	by_sock = sock && n > 0 && pfd[1].revents &&
 	          !atomic_load_explicit(&ch->closed, memory_order_acquire);
+	/* What this read queues, the caller's next look takes (ibv_get_cq_event); only
+	 * here: the caller may sleep again after anything else it runs. */
+	claiming = ch;
 	if (sock)
 		got = net_engine_waiter_end(sh->eng, by_sock);
+	claiming = NULL;
 	*idle = by_sock && !got;
 	return err == EINTR ? 0 : err;
 }
@@ -209,7 +218,6 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 	bool idle = false;
 	int err = 0;
 
-	claiming = ch;
 	while (!scq && !err) {
 		sefa_lock(&ch->lock);
 		if (atomic_load_explicit(&ch->closed, memory_order_acquire)) {
@@ -231,12 +239,14 @@ SEFA_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq
 		          ? EAGAIN
 		          : wait_event(ch, sh, sh && idle_wakes < WAIT_IDLE_WAKES, &idle);
 	}
-	claiming = NULL;
-	/* Events this thread queued and leaves: the fd says so now. */
-	sefa_lock(&ch->lock);
-	if (ch->count && !ch->raised && !atomic_load_explicit(&ch->closed, memory_order_acquire))
-		level_raise(ch);
-	sefa_unlock(&ch->lock);
+	/* Events this thread queued without the byte and leaves: the fd says so now. */
+	if (unraised) {
+		unraised = false;
+		sefa_lock(&ch->lock);
+		if (ch->count && !ch->raised)
+			level_raise(ch);
+		sefa_unlock(&ch->lock);
+	}
 	if (sh)
 		sefa_shared_release(sh);
 	if (err) {
