@@ -52,11 +52,22 @@ static inline uint8_t *end_sslot(struct end *e, unsigned i)
 	return e->buf + (size_t)(PAIR_SLOTS + i) * PAIR_SLOT;
 }
 
+/* A UD QP from RESET to RTS on port 1 with the pair's qkey: fatal if not. */
+static inline void ud_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
+
+	REQUIRE(
+	    !ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
+	a.qp_state = IBV_QPS_RTR;
+	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE));
+	a.qp_state = IBV_QPS_RTS;
+	REQUIRE(!ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN));
+}
+
 static inline void end_open(struct end *e, int send_ops, int efa_cq, int channel)
 {
 	struct ibv_qp_init_attr_ex qa = {0};
-	struct ibv_qp_attr a = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
-
 	e->ctx = first_device_open();
 	REQUIRE(e->ctx);
 	e->pd = ibv_alloc_pd(e->ctx);
@@ -98,12 +109,7 @@ static inline void end_open(struct end *e, int send_ops, int efa_cq, int channel
 	qa.sq_sig_all = 1;
 	e->qp = ibv_create_qp_ex(e->ctx, &qa);
 	REQUIRE(e->qp);
-	REQUIRE(!ibv_modify_qp(e->qp, &a,
-	                       IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	a.qp_state = IBV_QPS_RTR;
-	REQUIRE(!ibv_modify_qp(e->qp, &a, IBV_QP_STATE));
-	a.qp_state = IBV_QPS_RTS;
-	REQUIRE(!ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN));
+	ud_to_rts(e->qp);
 	REQUIRE(!ibv_query_gid(e->ctx, 1, 0, &e->gid));
 }
 

@@ -13,11 +13,11 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine_stats.h"
 #include "pair.h"
+#include "threads.h"
 
 static void fill(uint8_t *p, uint32_t len, uint32_t salt)
 {
@@ -528,36 +528,12 @@ static void *take_one(void *arg)
 	return ev_cq;
 }
 
-/* Waits (10 s at most) until thread tid of this process is asleep. */
-static bool asleep(int tid)
-{
-	char path[64], line[256];
-	struct timespec t0, t;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (t = t0; t.tv_sec - t0.tv_sec < 10; clock_gettime(CLOCK_MONOTONIC, &t)) {
-		FILE *f = fopen(path, "r");
-		char *state = NULL;
-
-		if (f && fgets(line, sizeof(line), f))
-			state = strrchr(line, ')');
-		if (f)
-			fclose(f);
-		if (state && state[1] == ' ' && state[2] == 'S')
-			return true;
-		usleep(100); /* a bounded look at another thread's state */
-	}
-	return false;
-}
-
-/* A second UD QP of b, ready to receive (RTR), whose CQ (on b's channel too) is *cq. */
+/* A second UD QP of b, in RTS, whose CQ (on b's channel too) is *cq. */
 static struct ibv_qp *second_qp(struct end *b, struct ibv_cq **cq)
 {
 	struct ibv_qp_init_attr qa = {
 	    .qp_type = IBV_QPT_UD,
 	    .cap = {.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1}};
-	struct ibv_qp_attr at = {.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = PAIR_QKEY};
 	struct ibv_qp *qp;
 
 	*cq = ibv_create_cq(b->ctx, 16, NULL, b->ch, 0);
@@ -565,10 +541,7 @@ static struct ibv_qp *second_qp(struct end *b, struct ibv_cq **cq)
 	qa.send_cq = qa.recv_cq = *cq;
 	qp = ibv_create_qp(b->pd, &qa);
 	REQUIRE(qp);
-	REQUIRE(
-	    !ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY));
-	at.qp_state = IBV_QPS_RTR;
-	REQUIRE(!ibv_modify_qp(qp, &at, IBV_QP_STATE));
+	ud_to_rts(qp);
 	return qp;
 }
 
@@ -621,7 +594,7 @@ static void test_channel_two_events(struct end *a, struct end *b)
 		while (!atomic_load(&waiter_tid))
 			sched_yield();
 		/* Asleep on the socket: the datagrams are its to read. */
-		CHECK(asleep(atomic_load(&waiter_tid)));
+		CHECK(thread_asleep(atomic_load(&waiter_tid), 10));
 		CHECK_EQ(ibv_post_send(a->qp, &w1, &bad), 0);
 		REQUIRE(!pthread_join(t, (void **)&first));
 		CHECK(first == b->cq || first == cq2);
