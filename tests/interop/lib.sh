@@ -16,9 +16,10 @@ touch "$LOGDIR/shm_mark"
 shm_sweep() {
 	local f held
 	held=$(cat /proc/[0-9]*/maps 2>/dev/null; ls -l /proc/[0-9]*/fd 2>/dev/null)
-	for f in $(find /dev/shm -maxdepth 1 -name 'fe80:5efa:*' -newer "$LOGDIR/shm_mark" 2>/dev/null); do
-		grep -qF -- "$f" <<<"$held" || rm -f -- "$f"
-	done
+	find /dev/shm -maxdepth 1 -name 'fe80:5efa:*' -newer "$LOGDIR/shm_mark" 2>/dev/null |
+		while read -r f; do
+			grep -qF -- "$f" <<<"$held" || rm -f -- "$f"
+		done
 }
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; shm_sweep; rm -rf "$LOGDIR"' EXIT
 FAILS=0
