@@ -6,8 +6,8 @@
  * byte, several times what this code needs for a 64-byte datagram. Long runs still
  * go to libcrypto, whose vector code is faster per byte (auth.c chooses).
  *
- * The state holds the key's r and s and the accumulator in 44-bit limbs, so each
- * 16-byte block costs nine 64x64->128 multiplications.
+ * The state holds the key's r and s and the accumulator in 64-bit limbs, so each
+ * 16-byte block costs four 64x64->128 multiplications and two 64-bit ones.
  */
 #ifndef SOFTEFA_SRD_POLY1305_H
 #define SOFTEFA_SRD_POLY1305_H
@@ -18,10 +18,10 @@
 #define POLY1305_TAG_LEN 16u
 
 struct poly1305 {
-	uint64_t r[3], s20[2]; /* r in 44-bit limbs; 20 * r1, 20 * r2 (reduction) */
-	uint64_t h[3];         /* the accumulator, in 44-bit limbs */
-	uint64_t pad[2];       /* s, the key's second half */
-	uint8_t buf[16];       /* a block not yet complete */
+	uint64_t r[2], s1; /* r in 64-bit limbs; r1 * 5/4 (reduction) */
+	uint64_t h[3];     /* the accumulator: h2 holds the bits from 2^128 */
+	uint64_t pad[2];   /* s, the key's second half */
+	uint8_t buf[16];   /* a block not yet complete */
 	unsigned nbuf;
 };
 
