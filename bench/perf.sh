@@ -53,6 +53,13 @@ lat_tcp() {
 		sockperf ping-pong --tcp -i 127.0.0.1 -p $port -m "$1" -t 3 --nonblocked --timeout 0 |
 		sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' | head -1
 }
+# The wake-up of a thread asleep in a socket read once a datagram is sent to it, on an
+# idle CPU and on one where another thread spins (bench/wakelat.c): what a passive
+# target's progress thread waits for. The median, in us.
+wake_lat() { # idle|busy
+	timeout 60 "$build/bin/wakelat" "$1" --rx-cpu 0 --tx-cpu 1 |
+		sed -n 's/^wake p50 \([0-9.]*\).*/\1/p'
+}
 lat_fi() { # PROVIDER SIZE
 	pair t $port fi_pingpong -p "$1" -e rdm -B $port -S "$2" -I 20000 :: \
 		fi_pingpong -p "$1" -e rdm -P $port -S "$2" -I 20000 127.0.0.1 |
@@ -128,6 +135,8 @@ for ((r = 1; r <= REPS; r++)); do
 		run softefa_imm rdma_lat "$s" lat_softefa_rdma imm "$s"
 		run softefa_passive_unpinned rdma_lat "$s" placed unpinned lat_softefa_rdma write "$s"
 	done
+	run wake_idle wake 0 wake_lat idle
+	run wake_busy wake 0 wake_lat busy
 	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
 	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216

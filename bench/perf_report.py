@@ -281,6 +281,13 @@ def main():
                      (f"{imm:.1f}" if imm is not None else "-") + f" | {rel} | " +
                      (f"{unp:.1f}" if unp is not None else "-") + " |")
         w.append("")
+        wi, wb = get("wake_idle", "wake", 0), get("wake_busy", "wake", 0)
+        if wi is not None and wb is not None:
+            w.append("What the progress thread waits for, a side: `wakelat` (bench/wakelat.c) "
+                     "times a thread asleep in a socket read on CPU 0, from the moment a "
+                     "datagram is sent to it from CPU 1 until it runs (the median of "
+                     f"2,000 a run): {wi:.1f} us with CPU 0 idle, {wb:.1f} us with another thread "
+                     "spinning on CPU 0 as the memory-watching application does.\n")
 
     idle = get("softefa", "idle_cpu", 0)
     if idle is not None:
@@ -456,9 +463,18 @@ def main():
             return "", []
         pas = get("softefa_passive", "rdma_lat", worst_s)
         imm = get("softefa_imm", "rdma_lat", worst_s)
-        return (f"At {worst_s} B the memory-watching round trip took {pas:.1f} us against "
-                f"{imm:.1f} polled from the CQ; only the progress thread serves it, and this "
-                "run does not time its wake-ups."), []
+        facts = (f"At {worst_s} B the memory-watching round trip took {pas:.1f} us against "
+                 f"{imm:.1f} polled from the CQ; only the progress thread serves it, asleep "
+                 "until the peer's write arrives, on the CPU where its application spins.")
+        idle, busy = get("wake_idle", "wake", 0), get("wake_busy", "wake", 0)
+        if busy is None or idle is None:
+            return facts, []
+        share = f"{2 * busy:.0f} of the {pas - imm:.0f} us" if pas > imm else f"{2 * busy:.0f} us"
+        return facts, [f"A thread asleep in a socket read ran {busy:.1f} us (median) after a "
+                       f"datagram was sent to it on a CPU where another thread spins, "
+                       f"against {idle:.1f} on an idle CPU (bench/wakelat.c): the round "
+                       f"trip waits for two such wake-ups, one a side, {share} it takes "
+                       "over the polled one."]
 
     why = {
         "64 B latency <= 1.3x raw UDP": explain_lat64,

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wakelat: how long a thread asleep in a socket read takes to run again once a
+ * datagram for it is sent, on this machine.
+ *
+ *   wakelat idle|busy [--rx-cpu N] [--tx-cpu N] [--count N]
+ *
+ * A receiving thread on --rx-cpu (0) sleeps in recv() on a loopback UDP socket; a
+ * sending thread on --tx-cpu (1) sends it a datagram holding the send time every
+ * 200 us, so the receiver is asleep each time; the receiver takes the clock as recv()
+ * returns. `busy` runs a thread spinning on --rx-cpu meanwhile, as a passive RDMA
+ * target's application spins on its memory while softefa's progress thread, on the
+ * same CPU, sleeps until the peer's write arrives (docs/performance.md, "A passive
+ * RDMA target"). Prints "wake p50 X p99 Y" in microseconds over --count (2000)
+ * datagrams; a datagram that waits more than a second ends the run with an error.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define BENCH_TOOL "wakelat"
+#include "bench_util.h"
+
+#define GAP_NS 200000ull /* between datagrams: the receiver is long asleep by the next */
+
+struct run {
+	int rx, tx;            /* the receiver's socket; the sender's */
+	struct sockaddr_in to; /* the receiver's address */
+	int rx_cpu, tx_cpu, count;
+	atomic_bool done;
+};
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		fprintf(stderr, BENCH_TOOL ": cannot pin to CPU %d; measuring unpinned\n", cpu);
+}
+
+static void *spinner(void *arg)
+{
+	struct run *r = arg;
+
+	pin(r->rx_cpu);
+	while (!atomic_load_explicit(&r->done, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void *sender(void *arg)
+{
+	struct run *r = arg;
+
+	pin(r->tx_cpu);
+	while (!atomic_load_explicit(&r->done, memory_order_relaxed)) {
+		uint64_t t = now_ns(), next = t + GAP_NS;
+
+		if (sendto(r->tx, &t, sizeof(t), 0, (struct sockaddr *)&r->to, sizeof(r->to)) < 0)
+			die("sendto");
+		while (now_ns() < next && !atomic_load_explicit(&r->done, memory_order_relaxed))
+			;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int sock_on_loopback(struct sockaddr_in *bound)
+{
+	socklen_t len = sizeof(*bound);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		die("socket");
+	memset(bound, 0, sizeof(*bound));
+	bound->sin_family = AF_INET;
+	bound->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)bound, sizeof(*bound)) ||
+	    getsockname(fd, (struct sockaddr *)bound, &len))
+		die("bind");
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	struct run r = {.rx_cpu = 0, .tx_cpu = 1, .count = 2000};
+	struct timeval limit = {.tv_sec = 1};
+	struct sockaddr_in unused;
+	pthread_t spin, send;
+	uint64_t *d;
+	int busy;
+
+	if (argc < 2 || (strcmp(argv[1], "idle") && strcmp(argv[1], "busy"))) {
+		fprintf(stderr, "usage: wakelat idle|busy [--rx-cpu N] [--tx-cpu N] [--count N]\n");
+		return 2;
+	}
+	busy = !strcmp(argv[1], "busy");
+	for (int i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--rx-cpu"))
+			r.rx_cpu = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--tx-cpu"))
+			r.tx_cpu = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--count"))
+			r.count = atoi(argv[i + 1]);
+	}
+	if (r.count < 100 || r.count > 1000000 || !(d = calloc((size_t)r.count, sizeof(*d)))) {
+		fprintf(stderr, BENCH_TOOL ": --count is 100 to 1000000\n");
+		return 2;
+	}
+	r.rx = sock_on_loopback(&r.to);
+	r.tx = sock_on_loopback(&unused);
+	if (setsockopt(r.rx, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)))
+		die("SO_RCVTIMEO");
+	pin(r.rx_cpu);
+	if (busy && pthread_create(&spin, NULL, spinner, &r))
+		die("pthread_create");
+	if (pthread_create(&send, NULL, sender, &r))
+		die("pthread_create");
+	for (int i = 0; i < r.count; i++) {
+		uint64_t sent;
+
+		if (recv(r.rx, &sent, sizeof(sent), 0) != sizeof(sent))
+			die("recv (no datagram within a second)");
+		d[i] = now_ns() - sent;
+	}
+	atomic_store(&r.done, true);
+	pthread_join(send, NULL);
+	if (busy)
+		pthread_join(spin, NULL);
+	qsort(d, (size_t)r.count, sizeof(*d), cmp_u64);
+	printf("wake p50 %.2f p99 %.2f\n", d[r.count / 2] / 1e3, d[r.count * 99 / 100] / 1e3);
+	return 0;
+}
