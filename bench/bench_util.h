@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What every benchmark tool of ours needs: a monotonic clock, and dying with errno. */
+/* What every benchmark tool of ours needs: a monotonic clock, dying with errno, sorting samples. */
 #ifndef SOFTEFA_BENCH_UTIL_H
 #define SOFTEFA_BENCH_UTIL_H
 
@@ -27,6 +27,14 @@ static inline _Noreturn void die(const char *what)
 {
 	fprintf(stderr, BENCH_TOOL ": %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+/* For qsort: samples in increasing order. */
+static inline int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /* Moves exactly len bytes (blocking); busy-polls when spin is set. */

@@ -7,7 +7,9 @@
 # results.jsonl, then docs/performance.md and its plots. Also blocking latency (both
 # sides asleep in the kernel: udpfloor --blocking, perftest -e), the cost per message in
 # instructions (callgrind, cost.md), if bench/scale.sh is there, its scale.md, and with
-# Open MPI installed, MPI over softefa beside its tcp transport (bench/mpi.sh, mpi.md).
+# Open MPI installed, MPI over softefa beside its tcp transport (bench/mpi.sh, mpi.md),
+# and the wake-up of a thread asleep in a socket read, beside a spinner or not
+# (bench/wakelat.c: what a passive RDMA target's progress thread waits for).
 #   bench/perf.sh [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -135,8 +137,11 @@ for ((r = 1; r <= REPS; r++)); do
 		run softefa_imm rdma_lat "$s" lat_softefa_rdma imm "$s"
 		run softefa_passive_unpinned rdma_lat "$s" placed unpinned lat_softefa_rdma write "$s"
 	done
-	run wake_idle wake 0 wake_lat idle
-	run wake_busy wake 0 wake_lat busy
+	# Two CPUs or more, as pair.sh pins: the report says CPU 0 and CPU 1.
+	if [ ${#pin0[@]} -gt 0 ]; then
+		run wake_idle wake 0 wake_lat idle
+		run wake_busy wake 0 wake_lat busy
+	fi
 	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
 	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
 	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216

@@ -455,13 +455,6 @@ struct opts {
 	uint64_t count, duration_ms;
 };
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void report(const struct opts *o, uint64_t *rtt, uint64_t n)
 {
 	FILE *f = o->samples ? fopen(o->samples, "w") : NULL;

@@ -55,13 +55,6 @@ static int udp_socket(uint16_t bind_port)
 	return fd;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int pong(uint16_t port)
 {
 	int fd = udp_socket(port);

@@ -48,8 +48,9 @@
  * salt and counter included). Part of the wire format: both sides must choose alike.
  * Below it the tag is Poly1305 of the bytes, by poly1305.c (measured, AMD EPYC with
  * AVX-512, one tag in a loop: 36 against libcrypto's 70 ns at 64 bytes, 61 against
- * 86 at 128, 116 against 97 at 256); acks, hellos and small messages are all below
- * it. From it on, Poly1305 of NH's chunk sums, the length and NH_MARK (nh.h;
+ * 86 at 128, 116 against 97 at 256, with poly1305.c's first, 44-bit limbs; its 64-bit
+ * limbs since take about a quarter less); acks, hellos and small messages are all
+ * below it. From it on, Poly1305 of NH's chunk sums, the length and NH_MARK (nh.h;
  * docs/security.md "Long datagrams"): what Poly1305 then hashes is a 128th of the
  * bytes (32 for each 4096 of NH's chunk), and 16 more per datagram.
  */

@@ -108,8 +108,8 @@ void poly1305_final(struct poly1305 *st, uint8_t tag[POLY1305_TAG_LEN])
 	h0 = st->h[0];
 	h1 = st->h[1];
 	h2 = st->h[2];
-	/* Below 2p now (h2 <= 4 after the last fold: one more fold leaves it below 4, plus
-	 * a carry): h - p = h + 5 - 2^130 is taken when it does not go below zero. */
+	/* One more fold leaves h below 2^130 (h2 at most 3), so below 2p: h - p =
+	 * h + 5 - 2^130 is taken when it does not go below zero. */
 	t = (u128)h0 + (h2 >> 2) * 5;
 	h2 &= 3;
 	h0 = (uint64_t)t;
