@@ -68,6 +68,7 @@ static inline void ud_to_rts(struct ibv_qp *qp)
 static inline void end_open(struct end *e, int send_ops, int efa_cq, int channel)
 {
 	struct ibv_qp_init_attr_ex qa = {0};
+
 	e->ctx = first_device_open();
 	REQUIRE(e->ctx);
 	e->pd = ibv_alloc_pd(e->ctx);
