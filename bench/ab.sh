@@ -40,7 +40,7 @@ for ((r = 1; r <= rounds; r++)); do
 	done
 done
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+cpu=$(/usr/bin/python3 "$here/machine.py")
 echo "A: $a ${AB_ENV_A:-}"
 echo "B: $b ${AB_ENV_B:-}"
 echo "CPU: $cpu, $(nproc) cores, $(uname -r); $rounds rounds, medians (min..max)"

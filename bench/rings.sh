@@ -45,7 +45,7 @@ measure() { # MODE PLACE KIND(lat|rate) ARGS...
 	done | sort -g | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'
 }
 
-cpu=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here'); import machine; print(machine.cpuinfo())")
+cpu=$(/usr/bin/python3 "$here/machine.py")
 rows=()
 row() { # LABEL KIND ARGS...
 	local label=$1 kind=$2
