@@ -48,6 +48,9 @@
 #define NET_RX_STALE_NS 50000ull
 /* Held SRD sends leave after this long, or when NET_TX_BATCH of them wait. */
 #define NET_DEFER_NS 50000ull
+/* The progress thread's timer wakes it this long after the SRD core's deadline
+ * (net_sched_wake_at); the application's polls run that deadline on time. */
+#define NET_TIMER_SLACK_NS 80000ull
 /* New sends wait for a batch while this many packets are in flight (see kick_tx). */
 #define NET_TX_DEEP 16u
 /* A GSO send: UDP's segment cap, the largest IPv4 UDP payload, the kernel's iovec cap. */
@@ -367,6 +370,7 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 void net_sched_init(struct net_sched *s);
 /* The earliest of the SRD core's timers and the held sends' deadline (locked). */
 uint64_t net_sched_due(const struct net_sched *s);
+uint64_t net_sched_wake_at(const struct net_sched *s);
 /* Held sends are due now rather than at their deadline: the application is back. */
 void net_sched_hurry(struct net_sched *s, uint64_t now);
 /* Runs the SRD timers due at now, or sends held sends whose deadline passed, and

@@ -281,7 +281,7 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 			net_ctr(e)->progress_rx_batches++;
 		rx_arm(e);
 	}
-	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
 }
 
 /*
@@ -396,7 +396,7 @@ static void watch_step(struct net_engine *e)
 		}
 	}
 	rx_arm(e);
-	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
 }
 
 /* How long the thread may sleep while watching (locked): not at all while busy; -1
@@ -641,7 +641,7 @@ static void idle_sleep_end(struct net_engine *e, bool readable, uint64_t now)
 		else if (e->timer.park_keeps_due &&
 		         (e->timer.park_until == UINT64_MAX || e->timer.park_until <= now))
 			park(e, now);
-		net_timer_sync(&e->timer, net_sched_due(&e->sched));
+		net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
 	}
 	if (readable)
 		progress_locked(e, now); /* and unlocks */
@@ -946,7 +946,7 @@ static void unpark(struct net_engine *e)
 {
 	atomic_store_explicit(&e->prog.look_ns, 0, memory_order_relaxed);
 	net_timer_park(&e->timer, 0);
-	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
 	rx_arm(e);
 }
 
@@ -985,7 +985,7 @@ bool net_engine_waiter_end(struct net_engine *e, bool readable)
 	if (atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed) == 1 &&
 	    !e->prog.rx_armed && ((look = look_at(e)) > now + 2 * NET_BUSY_NS || look < now)) {
 		park_for_waiter_until(e);
-		net_timer_sync(&e->timer, net_sched_due(&e->sched));
+		net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
 	}
 	if (readable)
 		return progress_locked(e, now) & NET_SERVED_RX;

@@ -32,6 +32,30 @@ uint64_t net_sched_due(const struct net_sched *s)
 	return s->tables_due < due ? s->tables_due : due;
 }
 
+/*
+ * When the progress thread's timer wakes it for the deadlines: the SRD core's
+ * NET_TIMER_SLACK_NS late, held sends and the tables on time. A wake-up costs the thread
+ * 15-40 us here and preempts the application on its CPU, and the core's earliest
+ * deadline is most often an ack held for a reply to ride on: a passive target's
+ * application replies 30-70 us after the thread served the write, past the core's
+ * 20 us, and the thread woke again only to send an ack of its own, which woke the
+ * peer's thread as well (rr's memory-watching ping-pong, AMD EPYC: p99 3.3-3.8 ms; with
+ * the acks riding on the replies 0.10-0.15 ms, and 2.5x the round trips). The slack is no
+ * later than the application's own polls would be: while it polls (at its CQs) they
+ * run every deadline on time, and a retransmission's timer (1 ms at least) is late by
+ * a twelfth at most.
+ */
+uint64_t net_sched_wake_at(const struct net_sched *s)
+{
+	uint64_t due = atomic_load_explicit(&s->srd_due_ns, memory_order_relaxed);
+
+	if (due < UINT64_MAX - NET_TIMER_SLACK_NS)
+		due += NET_TIMER_SLACK_NS;
+	if (s->defer_until && s->defer_until < due)
+		due = s->defer_until;
+	return s->tables_due < due ? s->tables_due : due;
+}
+
 void net_sched_hurry(struct net_sched *s, uint64_t now)
 {
 	if (atomic_load_explicit(&s->deferred, memory_order_relaxed))
@@ -41,7 +65,7 @@ void net_sched_hurry(struct net_sched *s, uint64_t now)
 /* The timer follows every change of the scheduler's deadlines. */
 static void rearm(struct net_engine *e)
 {
-	net_timer_sync(&e->timer, net_sched_due(&e->sched));
+	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
 }
 
 void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const struct srd_msg_desc *d,

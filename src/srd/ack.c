@@ -33,15 +33,22 @@ static uint32_t host_delay(uint64_t arrived, uint64_t now)
 	return d < SRD_HOST_DELAY_MAX ? (uint32_t)d : SRD_HOST_DELAY_MAX;
 }
 
+bool srd_rx_ack_rides(const struct srd_peer *p)
+{
+	const struct srd_rx *rx = &p->rx;
+
+	/* Only a plain ack rides: no holes, refusals or duplicates to report, and both
+	 * sides agree who we are. */
+	return rx->ack_pending && !rx->ack_urgent && !rx->nnaks && !rx->stale_pending &&
+	       !rx->hello_pending && !rx->dup_pending && !rx->answer_pending && rx->peer_epoch &&
+	       rx->peer_epoch == p->tx.peer_epoch;
+}
+
 void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
 
-	/* Only a plain ack rides: no holes, refusals or duplicates to report, and both
-	 * sides agree who we are. */
-	if (!rx->ack_pending || rx->ack_urgent || rx->nnaks || rx->stale_pending ||
-	    rx->hello_pending || rx->dup_pending || rx->answer_pending || !rx->peer_epoch ||
-	    rx->peer_epoch != p->tx.peer_epoch)
+	if (!srd_rx_ack_rides(p))
 		return;
 	h->flags |= SRD_DATA_F_ACK | SRD_DATA_F_ACK_HOST;
 	h->ack_cum = rx->cum;

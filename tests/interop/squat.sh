@@ -49,13 +49,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# as UID CMD...: CMD as that user, with none of our softefa settings.
+# as UID CMD...: CMD as that user, with none of our softefa settings. A copied build's
+# programs find their libraries by the copy's lib (their RUNPATH names the build's,
+# which these users cannot read, and the loader would take the system's instead).
 as() {
 	local who=$1
 	shift
 	(cd / && setpriv --reuid="$who" --regid="$who" --clear-groups \
 		env -u SOFTEFA_RUN_DIR -u SOFTEFA_SYSFS_DIR -u SYSFS_PATH -u XDG_RUNTIME_DIR \
-		HOME=/ "$@")
+		${HERE:+LD_LIBRARY_PATH="$HERE/lib"} HOME=/ "$@")
 }
 
 # The build must be readable by the two users; a build under a private directory is
