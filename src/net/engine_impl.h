@@ -48,9 +48,9 @@
 #define NET_RX_STALE_NS 50000ull
 /* Held SRD sends leave after this long, or when NET_TX_BATCH of them wait. */
 #define NET_DEFER_NS 50000ull
-/* The progress thread's timer wakes it this long after the SRD core's deadline
- * (net_sched_wake_at); the application's polls run that deadline on time. */
-#define NET_TIMER_SLACK_NS 80000ull
+/* An ack held for data to ride on waits this much longer when only the progress thread
+ * would send it (net_sched_wake_at); the application's polls send it on time. */
+#define NET_ACK_SLACK_NS 80000ull
 /* New sends wait for a batch while this many packets are in flight (see kick_tx). */
 #define NET_TX_DEEP 16u
 /* A GSO send: UDP's segment cap, the largest IPv4 UDP payload, the kernel's iovec cap. */
@@ -156,6 +156,7 @@ struct net_timer {
 /* sched.c: SRD sends held back to leave in one burst, and the core's next deadline. */
 struct net_sched {
 	_Atomic uint64_t srd_due_ns; /* read by polls without the lock */
+	uint64_t srd_wake_ns;        /* when the progress thread's timer serves it (locked) */
 	_Atomic bool deferred;       /* likewise */
 	uint32_t deferred_wrs;
 	bool shallow; /* a send since the last pump went to a peer with few in flight */
@@ -370,6 +371,7 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 void net_sched_init(struct net_sched *s);
 /* The earliest of the SRD core's timers and the held sends' deadline (locked). */
 uint64_t net_sched_due(const struct net_sched *s);
+/* What the progress thread's timerfd is armed for: the deadlines, a held ack's later. */
 uint64_t net_sched_wake_at(const struct net_sched *s);
 /* Held sends are due now rather than at their deadline: the application is back. */
 void net_sched_hurry(struct net_sched *s, uint64_t now);

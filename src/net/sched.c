@@ -16,6 +16,7 @@
 void net_sched_init(struct net_sched *s)
 {
 	atomic_store(&s->srd_due_ns, UINT64_MAX);
+	s->srd_wake_ns = UINT64_MAX;
 	atomic_store(&s->deferred, false);
 	s->deferred_wrs = 0;
 	s->shallow = false;
@@ -33,24 +34,22 @@ uint64_t net_sched_due(const struct net_sched *s)
 }
 
 /*
- * When the progress thread's timer wakes it for the deadlines: the SRD core's
- * NET_TIMER_SLACK_NS late, held sends and the tables on time. A wake-up costs the thread
- * 15-40 us here and preempts the application on its CPU, and the core's earliest
- * deadline is most often an ack held for a reply to ride on: a passive target's
- * application replies 30-70 us after the thread served the write, past the core's
- * 20 us, and the thread woke again only to send an ack of its own, which woke the
- * peer's thread as well (rr's memory-watching ping-pong, AMD EPYC: p99 3.3-3.8 ms; with
- * the acks riding on the replies 0.10-0.15 ms, and 2.5x the round trips). The slack is no
- * later than the application's own polls would be: while it polls (at its CQs) they
- * run every deadline on time, and a retransmission's timer (1 ms at least) is late by
- * a twelfth at most.
+ * When the progress thread's timer wakes it for the deadlines (locked): as
+ * net_sched_due, but an ack the SRD core holds for data to ride on waits
+ * NET_ACK_SLACK_NS longer when nothing else falls due meanwhile (srd_expiry_lax). A
+ * wake-up costs the thread 15-30 us here and preempts the application on its CPU, and a
+ * passive target's application answers 30-70 us after the thread served the write,
+ * past the core's 20 us: the thread woke again only to send the ack alone, which woke
+ * the peer's thread as well, and the answer followed (rr's memory-watching ping-pong,
+ * AMD EPYC: p99 3.0-3.8 ms; with the acks riding on the answers 0.10-0.15 ms, and 2.4-3.6x
+ * the round trips). While the application polls, its polls run every deadline on time
+ * (net_sched_due) and the slack costs nothing; when only the thread runs them, a held
+ * ack no answer takes leaves that much later.
  */
 uint64_t net_sched_wake_at(const struct net_sched *s)
 {
-	uint64_t due = atomic_load_explicit(&s->srd_due_ns, memory_order_relaxed);
+	uint64_t due = s->srd_wake_ns;
 
-	if (due < UINT64_MAX - NET_TIMER_SLACK_NS)
-		due += NET_TIMER_SLACK_NS;
 	if (s->defer_until && s->defer_until < due)
 		due = s->defer_until;
 	return s->tables_due < due ? s->tables_due : due;
@@ -226,9 +225,14 @@ void net_engine_pump(struct net_engine *e)
 	e->sched.tables_due = net_stats_tables(e, now);
 	/* Work left by the bound is due now: a thread that pumps again must come, whether
 	 * or not the application calls in (a direct data path never does). */
-	atomic_store_explicit(&e->sched.srd_due_ns,
-	                      srd_has_ready(e->srd) ? now : srd_expiry(e->srd),
-	                      memory_order_relaxed);
+	if (srd_has_ready(e->srd)) {
+		atomic_store_explicit(&e->sched.srd_due_ns, now, memory_order_relaxed);
+		e->sched.srd_wake_ns = now;
+	} else {
+		atomic_store_explicit(&e->sched.srd_due_ns, srd_expiry(e->srd),
+		                      memory_order_relaxed);
+		e->sched.srd_wake_ns = srd_expiry_lax(e->srd, NET_ACK_SLACK_NS);
+	}
 	rearm(e);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The timerfd the progress thread sleeps on. It is armed for the transmit scheduler's
- * next deadline (an SRD timer, NET_TIMER_SLACK_NS late: net_sched_wake_at; held sends),
- * or, while the thread is parked because the
+ * next deadline (an SRD timer, a held ack NET_ACK_SLACK_NS late: net_sched_wake_at;
+ * held sends), or, while the thread is parked because the
  * application polls and runs those itself, disarmed (the thread parked itself and looks
  * on its own wait's timeout) or armed for when the thread looks again (another thread
  * parked it: an idle poll's sleeper leaving), or for the sooner of that look and the

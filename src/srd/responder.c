@@ -703,9 +703,9 @@ static uint64_t rxmsg_deadline(const struct srd_peer *p, const struct srd_rxmsg 
 	return e->status == SRD_OK ? p->rx.last_rx_ns + t : e->last_ns + REFUSED_KEEP * t;
 }
 
-uint64_t srd_rx_deadline(const struct srd_peer *p)
+uint64_t srd_rx_msgs_deadline(const struct srd_peer *p)
 {
-	uint64_t d = p->rx.ack_pending && !p->rx.ack_urgent ? p->rx.ack_due_ns : UINT64_MAX;
+	uint64_t d = UINT64_MAX;
 	const struct list_node *l;
 
 	for (l = p->rx.msg_list.next; l != &p->rx.msg_list; l = l->next) {
@@ -715,6 +715,14 @@ uint64_t srd_rx_deadline(const struct srd_peer *p)
 			d = t;
 	}
 	return d;
+}
+
+uint64_t srd_rx_deadline(const struct srd_peer *p)
+{
+	uint64_t d = p->rx.ack_pending && !p->rx.ack_urgent ? p->rx.ack_due_ns : UINT64_MAX;
+	uint64_t m = srd_rx_msgs_deadline(p);
+
+	return m < d ? m : d;
 }
 
 /*

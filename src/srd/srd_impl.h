@@ -485,13 +485,15 @@ void srd_rx_expiry(struct srd_peer *p, uint64_t now);
 /* A peer's probe: an answer is owed if it asks the incarnations we track. */
 void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h);
 uint64_t srd_rx_deadline(const struct srd_peer *p);
+/* The receive side's deadlines but the held ack's: its messages' timeouts. */
+uint64_t srd_rx_msgs_deadline(const struct srd_peer *p);
 
 /* ack.c: what the responder tells the sender */
 /* Is an ack (or a STALE answer) due now? */
 bool srd_rx_has_work(const struct srd_peer *p, uint64_t now);
-/* Fills a data header's piggybacked ack when a plain one is due (and clears it). */
 /* A plain ack is pending (held or due) that a data packet may carry. */
 bool srd_rx_ack_rides(const struct srd_peer *p);
+/* Fills a data header's piggybacked ack when one rides (and clears it). */
 void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now);
 /* Writes the ack due now: 1 and *out filled, 0 when none is due. */
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);

@@ -9,6 +9,7 @@
 
 #include <infiniband/verbs.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,7 +18,14 @@
 #include "check.h"
 #include "verbs_setup.h"
 
-/* All of len bytes, in (out = 0) or out; the other side gone ends this process. */
+/* The test's own process, which forks the target (0 before it has). */
+static pid_t proc_pair_parent;
+
+/*
+ * All of len bytes, in (out = 0) or out; the other side gone ends this process. For the
+ * target, the parent closing the socket is its cue to exit; for the parent, the target
+ * gone means it died, and the test fails.
+ */
 static inline void xfer(int fd, void *p, size_t len, int out)
 {
 	uint8_t *b = p;
@@ -25,8 +33,11 @@ static inline void xfer(int fd, void *p, size_t len, int out)
 	while (len) {
 		ssize_t n = out ? write(fd, b, len) : read(fd, b, len);
 
-		if (n <= 0)
-			exit(out ? 2 : 0);
+		if (n <= 0) {
+			if (getpid() == proc_pair_parent)
+				fprintf(stderr, "the target process is gone\n");
+			exit(out || getpid() == proc_pair_parent ? 2 : 0);
+		}
 		b += n;
 		len -= (size_t)n;
 	}
@@ -57,6 +68,7 @@ static inline pid_t fork_target(void (*run)(int fd), int *fd)
 		setenv("SOFTEFA_RUN_DIR", proc_pair_run_dir, 1);
 	}
 	REQUIRE(!socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	proc_pair_parent = parent;
 	child = fork();
 	REQUIRE(child >= 0);
 	if (child == 0) {

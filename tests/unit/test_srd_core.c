@@ -580,6 +580,44 @@ static bool drop_one_data(void *arg, const struct sim_wire *w, uint64_t *hold_ns
 	return true;
 }
 
+/*
+ * A driver that must wake a thread for a timer may let an ack held for data to ride on
+ * wait longer (srd_expiry_lax), but nothing else: a lone packet in a conversation leaves
+ * its ack held, due 20 us after it came; the lax deadline is that plus the slack, and
+ * no later than the peer's other deadlines.
+ */
+static void test_expiry_lax(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(11, &c);
+	const struct srd_ep *ep1 = sim_host_ep(s, 1);
+	uint64_t t, due;
+
+	/* A conversation: each side sent the other data a moment ago. */
+	sim_post(s, 1, 0, SIM_OP_SEND, 100, sim_now(s), SIM_OP_OK, 0);
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
+	t = sim_now(s);
+	sim_post(s, 1, 0, SIM_OP_SEND, 100, t, SIM_OP_OK, 0);
+	sim_run_until(s, t + 30 * SIM_NS_PER_US); /* answered and acked */
+	t = sim_now(s);
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	/* Host 1's own data goes first, still unacked when host 0's comes: its timer too. */
+	sim_post(s, 1, 0, SIM_OP_SEND, 100, t + 5 * SIM_NS_PER_US, SIM_OP_OK, 0);
+	sim_run_until(s, t + 15 * SIM_NS_PER_US); /* host 0's arrived (10 us), its ack held */
+	due = srd_expiry(ep1);
+	CHECK(due > sim_now(s) && due <= sim_now(s) + c.ack_delay_ns);
+	CHECK_EQ(srd_expiry_lax(ep1, 0), due);
+	CHECK_EQ(srd_expiry_lax(ep1, 80 * SIM_NS_PER_US), due + 80 * SIM_NS_PER_US);
+	/* No later than the peer's other deadline: the retransmission timer of host 1's
+	 * message (a millisecond at least). */
+	CHECK(srd_expiry_lax(ep1, UINT64_MAX) < UINT64_MAX);
+	CHECK(srd_expiry_lax(ep1, UINT64_MAX) >= t + 5 * SIM_NS_PER_US + c.rto_min_ns);
+	CHECK(run(s));
+	check_delivery(s, 0, 5);
+	sim_free(s);
+}
+
 static void test_probe(void)
 {
 	struct srd_config c = base_cfg();
@@ -1231,6 +1269,7 @@ int main(void)
 	test_stalled_receiver();
 	test_probe_loss_timer();
 	test_probe();
+	test_expiry_lax();
 	test_host_delay();
 	test_path_death();
 	test_dead_path_retries();
