@@ -294,7 +294,7 @@ uint64_t srd_expiry(const struct srd_ep *ep)
 uint64_t srd_expiry_lax(const struct srd_ep *ep, uint64_t slack)
 {
 	const struct srd_peer *p = ep->nheap ? ep->heap[0] : NULL;
-	uint64_t at, other;
+	uint64_t at, other, msgs;
 
 	if (!p || p->deadline != p->rx.ack_due_ns || !srd_rx_ack_rides(p))
 		return srd_expiry(ep);
@@ -302,8 +302,9 @@ uint64_t srd_expiry_lax(const struct srd_ep *ep, uint64_t slack)
 	/* Not past the peer's other deadlines, nor past the next peer's (a child of the
 	 * heap's root holds the second earliest). */
 	other = srd_tx_deadline(p);
-	if (srd_rx_msgs_deadline(p) < other)
-		other = srd_rx_msgs_deadline(p);
+	msgs = srd_rx_msgs_deadline(p);
+	if (msgs < other)
+		other = msgs;
 	for (uint32_t i = 1; i <= 2 && i < ep->nheap; i++)
 		if (ep->heap[i]->deadline < other)
 			other = ep->heap[i]->deadline;

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../src/net/counters.h"
+#include "../../src/util/clock.h"
 #include "../../src/util/tsan.h"
 #include "check.h"
 #include "engine_stats.h"
@@ -62,18 +62,9 @@ struct side {
 	struct side_info peer;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void side_open(struct side *s, int fd, int first)
 {
 	struct ibv_qp_cap cap = {.max_send_wr = 64, .max_send_sge = 1, .max_recv_sge = 1};
-	struct ibv_ah_attr aa = {.is_global = 1, .port_num = 1};
 	struct side_info me = {0};
 
 	s->ctx = open_dev();
@@ -100,8 +91,7 @@ static void side_open(struct side *s, int fd, int first)
 		xfer(fd, &s->peer, sizeof(s->peer), 0);
 		xfer(fd, &me, sizeof(me), 1);
 	}
-	aa.grh.dgid = s->peer.gid;
-	s->ah = ibv_create_ah(s->pd, &aa);
+	s->ah = ah_to(s->pd, &s->peer.gid);
 	REQUIRE(s->ah);
 }
 
@@ -143,10 +133,11 @@ static void write_round(struct side *s, uint64_t round)
 static bool await_round(struct side *s, uint64_t round)
 {
 	_Atomic uint64_t *w = (_Atomic uint64_t *)&s->mem[0];
-	uint64_t end = now_ns() + 10000000000ull, seen;
+	uint64_t end = sefa_now_ns() + 10000000000ull, seen;
 
 	SEFA_TSAN_IGNORE_READS_BEGIN();
-	while ((seen = atomic_load_explicit(w, memory_order_acquire)) != round && now_ns() < end)
+	while ((seen = atomic_load_explicit(w, memory_order_acquire)) != round &&
+	       sefa_now_ns() < end)
 		;
 	SEFA_TSAN_IGNORE_READS_END();
 	if (seen != round)
@@ -158,9 +149,9 @@ static bool await_round(struct side *s, uint64_t round)
 /* The answer REPLY_US after the write was seen: the application's own work. */
 static void think(void)
 {
-	uint64_t end = now_ns() + REPLY_US * 1000ull;
+	uint64_t end = sefa_now_ns() + REPLY_US * 1000ull;
 
-	while (now_ns() < end)
+	while (sefa_now_ns() < end)
 		;
 }
 
@@ -175,12 +166,7 @@ static int64_t own_acks(void)
 
 static void side_close(struct side *s)
 {
-	ibv_destroy_ah(s->ah);
-	ibv_destroy_qp(s->qp);
-	ibv_dereg_mr(s->mr);
-	ibv_destroy_cq(s->cq);
-	ibv_dealloc_pd(s->pd);
-	ibv_close_device(s->ctx);
+	srd_teardown(s->qp, s->ah, s->mr, s->cq, s->pd, s->ctx);
 	free(s->mem);
 }
 
