@@ -279,17 +279,21 @@ static inline struct srd_addr net_srd_addr(const struct sockaddr_in *sa)
  * sendmmsg/recvmmsg straight to the kernel: libc's wrappers are cancellation points
  * whose bookkeeping costs more than an empty receive. Sanitizer builds keep the
  * wrappers, which ASan checks buffers in and TSan takes synchronisation from.
+ * (One datagram goes by sendmsg/recvmsg: the batch calls cost 0.04 and 0.14 us more a
+ * datagram on a ping-pong, measured on AMD EPYC family 25 model 17.)
  */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define net_recvmmsg(fd, m, n, fl) recvmmsg(fd, m, n, fl, NULL)
 #define net_sendmmsg(fd, m, n, fl) sendmmsg(fd, m, n, fl)
 #define net_recvmsg(fd, m, fl)     recvmsg(fd, m, fl)
+#define net_sendmsg(fd, m, fl)     sendmsg(fd, m, fl)
 #else
 #include <sys/syscall.h>
 #include <unistd.h>
 #define net_recvmmsg(fd, m, n, fl) ((int)syscall(SYS_recvmmsg, fd, m, n, fl, NULL))
 #define net_sendmmsg(fd, m, n, fl) ((int)syscall(SYS_sendmmsg, fd, m, n, fl))
 #define net_recvmsg(fd, m, fl)     ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
+#define net_sendmsg(fd, m, fl)     ((ssize_t)syscall(SYS_sendmsg, fd, m, fl))
 #endif
 
 /* sock.c */
