@@ -53,7 +53,7 @@
 	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                              \
 	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")                       \
 	X(fault_corrupts, "datagrams preceded by a corrupted copy by SOFTEFA_FAULT_CORRUPT")    \
-	X(tx_syscalls, "send system calls (sendmmsg batches)")                                  \
+	X(tx_syscalls, "send system calls (sendmsg, or sendmmsg for a batch)")                  \
 	X(tx_deferred_wrs, "SRD sends held for a batch (deep pipeline or BURST_PPS_SENSITIVE)") \
 	X(rx_access_err, "RDMA requests refused: rkey, bounds, access or unknown peer")         \
 	X(rdma_writes_rx, "RDMA writes placed into our memory")                                 \

@@ -183,7 +183,7 @@ struct net_rx {
 	uint64_t now;     /* when the batch being dispatched was read (service.c reads it) */
 	uint64_t arrived; /* when the datagram being dispatched came to the host, or 0 */
 	bool stamps;      /* the kernel stamps each datagram with its arrival (SO_TIMESTAMPNS) */
-	unsigned vlen;    /* datagrams the next recvmmsg asks for */
+	unsigned vlen;    /* datagrams the next read asks for */
 	bool direct;      /* the last datagram was a large RDMA one: peek at the next */
 	bool auth_warned; /* a datagram's authentication disagreed with ours: said once */
 	uint8_t hdr[SRD_DATA_MAX_HDR]; /* a peeked header */

@@ -428,8 +428,9 @@ static unsigned rx_batches(struct net_engine *e)
 		int n = rx_recv(e);
 
 		/*
-		 * After finding the socket empty, ask for one datagram: recvmmsg tries for a
-		 * second before returning, a tenth of a microsecond a ping-pong need not pay.
+		 * After finding the socket empty, ask for one datagram (by recvmsg, rx_recv):
+		 * recvmmsg would try for a second before returning, a tenth of a microsecond
+		 * a ping-pong need not pay.
 		 * Data found right after data means a backlog: ask for a whole batch.
 		 */
 		e->rx.vlen = n > 0 ? NET_RX_BATCH : 1;
@@ -458,7 +459,7 @@ static unsigned rx_batches(struct net_engine *e)
 			net_rx_buffer(e, e->rx.iov[i].iov_base, m->msg_len, cm.seg, &e->rx.addr[i],
 			              e->rx.now, arrival(e, cm.stamp_ns, e->rx.now, wall));
 		}
-		/* recvmmsg wrote these back: make them ready for the next call. */
+		/* The kernel wrote these back: make them ready for the next call. */
 		for (int i = 0; i < n; i++) {
 			e->rx.msgs[i].msg_hdr.msg_namelen = sizeof(e->rx.addr[i]);
 			e->rx.msgs[i].msg_hdr.msg_controllen = sizeof(e->rx.ctrl[i].buf);

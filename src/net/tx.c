@@ -117,7 +117,7 @@ __attribute__((cold, noinline)) static void trace_sent(struct net_engine *e, uns
 
 static void send_one(struct net_engine *e, unsigned path, struct msghdr *m)
 {
-	ssize_t n = sendmsg(e->sock.fds[path], m, 0);
+	ssize_t n = net_sendmsg(e->sock.fds[path], m, 0);
 
 	net_ctr(e)->tx_syscalls++;
 
@@ -310,7 +310,7 @@ static int tx_send(int fd, struct mmsghdr *m, unsigned n)
 	return 1;
 }
 
-/* One sendmmsg per path, for the datagrams of one path in batch order. */
+/* One send call per path, for the datagrams of one path in batch order. */
 static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
 {
 	struct net_counters *c = net_ctr(e);
