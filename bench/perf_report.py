@@ -24,13 +24,21 @@ LAT_TOOLS = [("raw_udp", "raw UDP (floor)"), ("tcp", "kernel TCP (sockperf)"),
              ("ucx_tcp", "UCX tcp"), ("softefa", "softefa SRD")]
 
 
-def load(d):
+def load_rounds(d):
+    """Every round's figure, by (tool, metric, size)."""
     res = {}
     with open(os.path.join(d, "results.jsonl")) as f:
         for line in f:
             r = json.loads(line)
             res.setdefault((r["tool"], r["metric"], r["size"]), []).append(r["value"])
-    return {k: (statistics.median(v), len(v)) for k, v in res.items()}
+    return res
+
+
+def load(d):
+    return {k: (statistics.median(v), len(v)) for k, v in load_rounds(d).items()}
+
+
+SWING = 1.5  # a measure whose rounds differ this much: the machine changed speed
 
 
 def lines(path):
@@ -43,12 +51,18 @@ def lines(path):
 
 
 def load_auth(d):
-    """bench/ab.sh's medians with authentication off (A) and on (B), by measure."""
+    """bench/ab.sh's medians with authentication off (A) and on (B), by measure: only
+    those whose rounds tell the two apart (the ranges do not overlap; auth_report.py
+    shows the others as within the spread)."""
     out = {}
     for line in lines(os.path.join(d, "auth.txt")):
-        m = re.match(r"^(\w+ \d+)\s+A\s+([\d.]+) \(.*?\)\s+B\s+([\d.]+)", line)
-        if m and float(m.group(2)) > 0 and float(m.group(3)) > 0:
-            out[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+        m = re.match(r"^(\w+ \d+)\s+A\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)"
+                     r"\s+B\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)", line)
+        if not m or float(m.group(2)) <= 0 or float(m.group(5)) <= 0:
+            continue
+        a_lo, a_hi, b_lo, b_hi = (float(m.group(i)) for i in (3, 4, 6, 7))
+        if a_hi < b_lo or b_hi < a_lo:
+            out[m.group(1)] = (float(m.group(2)), float(m.group(5)))
     return out
 
 
@@ -127,6 +141,7 @@ def main():
     figs = os.path.join(docs, "performance")
     os.makedirs(figs, exist_ok=True)
     r = load(d)
+    rounds = load_rounds(d)
     sizes = sorted({k[2] for k in r if k[1] == "lat"})
 
     def get(tool, metric, size):
@@ -366,8 +381,12 @@ def main():
         w.append(" The runs above had authentication on (the default, docs/security.md). "
                  "\"Without\" is the same ratio with softefa's figure scaled by what "
                  "authentication cost that measure in the side-by-side runs below "
-                 "(off/on medians); a target met without it and missed with it is marked "
-                 "lost to authentication.")
+                 "(off/on medians, where their rounds tell the two apart); a target met "
+                 "without it and missed with it is marked lost to authentication.")
+    elif auth_on and lines(os.path.join(d, "auth.txt")):
+        w.append(" The side-by-side runs with authentication off (below) did not tell off "
+                 "from on for any measure (their rounds' ranges overlap): no figure "
+                 "without it is given.")
     w.append("")
     w.append("| target | ratio | met | without authentication |" if ab else
              "| target | ratio | met |")
@@ -411,11 +430,26 @@ def main():
         return (f"Authentication costs this measure {frac:.0%} in the side-by-side runs "
                 f"below ({off:.2f} off, {on:.2f} on).")
 
+    def swings(*keys):
+        """The measures among keys whose rounds differ by SWING or more, said."""
+        said = []
+        for tool, metric, size in keys:
+            v = rounds.get((tool, metric, size), [])
+            if len(v) >= 2 and min(v) > 0 and max(v) / min(v) >= SWING:
+                said.append(f"{tool} {min(v):.2f}..{max(v):.2f}")
+        return said
+
     def gap(tool, metric, size, peer, unit):
         soft, other = get(tool, metric, size), get(peer, metric, size)
         if soft is None or other is None:
             return ""
-        return f"softefa {soft:.2f} {unit} against {other:.2f}."
+        text = f"softefa {soft:.2f} {unit} against {other:.2f}."
+        swung = swings((tool, metric, size), (peer, metric, size))
+        if swung:
+            text += (" The rounds of this run disagree (" + "; ".join(swung) + f" {unit}): "
+                     "the machine's speed changed during the run, and the median stands "
+                     "for one of its levels, not both.")
+        return text
 
     def explain_lat64():
         causes = []
