@@ -6,7 +6,8 @@
 # write from a 16 MiB region, and the send stream with both sides on one CPU), each taken
 # ROUNDS times per build, the builds taking turns so that the machine's drift falls on
 # both alike. Prints each build's median and spread (min..max) and the ratio B/A of the
-# medians; a ratio inside both spreads is noise. Records the CPU, as every report does.
+# medians; where the two spreads overlap, the difference is noise (make bench's report
+# shows it so and does not judge it: auth_report.py). Records the CPU, as every report does.
 #   bench/ab.sh BUILD_A BUILD_B [ROUNDS]     (ROUNDS: 5)
 # AB_ENV_A and AB_ENV_B (space-separated VAR=value words) set a side's environment, so
 # one build can be compared with itself under two settings:

@@ -23,33 +23,45 @@ def settled(off_lo, off_hi, on_lo, on_hi):
     return off_hi < on_lo or on_hi < off_lo
 
 
+def ab_rows(text):
+    """bench/ab.sh's lines, by measure: (A median, A min, A max, B median, B min, B max);
+    a measure with no figure on a side (every run failed: 0.00) is left out."""
+    rows = {}
+    for m in re.finditer(r"^(\w+ \d+)\s+A\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)"
+                         r"\s+B\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)", text, re.M):
+        v = tuple(float(m.group(i)) for i in range(2, 8))
+        if v[0] > 0 and v[3] > 0:
+            rows[m.group(1)] = v
+    return rows
+
+
 def main():
     text = open(sys.argv[1]).read()
     cpu = re.search(r"^CPU: (.*)$", text, re.M)
     rows = []
+    ab = ab_rows(text)
     for key, (what, limit, higher) in TARGETS.items():
-        m = re.search(r"^%s\s+A\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)\s+B\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)" % re.escape(key), text, re.M)
-        if not m:
+        if key not in ab:
             rows.append(f"| {what} | not measured | | | |")
             continue
-        off, on = float(m.group(1)), float(m.group(4))
+        off, off_lo, off_hi, on, on_lo, on_hi = ab[key]
         cost = (1 - on / off) if higher else (on / off - 1)
         unit = "Gbit/s" if higher else "us"
         goal = "" if limit is None else f"<= {limit:.0%}"
-        if settled(*(float(m.group(i)) for i in (2, 3, 5, 6))):
+        if settled(off_lo, off_hi, on_lo, on_hi):
             verdict = "" if limit is None else ("yes" if cost <= limit else "**no**")
             shown = f"{cost:+.1%}"
         else:
             verdict = "" if limit is None else "unsettled"
             shown = f"{cost:+.1%}, within the spread"
-        rows.append(f"| {what} | {off:.2f} {unit} ({m.group(2)}..{m.group(3)}) | "
-                    f"{on:.2f} {unit} ({m.group(5)}..{m.group(6)}) | {shown} | {goal} {verdict} |")
+        rows.append(f"| {what} | {off:.2f} {unit} ({off_lo:.2f}..{off_hi:.2f}) | "
+                    f"{on:.2f} {unit} ({on_lo:.2f}..{on_hi:.2f}) | {shown} | {goal} {verdict} |")
     print("## The cost of authentication\n")
     print("Each measure with `SOFTEFA_AUTH=0` and with authentication on (the default), "
           "the same build taking turns (`AB_ENV_A=SOFTEFA_AUTH=0 bench/ab.sh`, medians); "
           "CPU: %s. The cost is the latency added, or the bandwidth lost, as a share "
-          "of the figure without authentication. Where the rounds' ranges (min..max) "
-          "with and without overlap, the cost is within the run's own spread: shown, "
+          "of the figure without authentication. Where the ranges (min..max) of the rounds "
+          "without and with it overlap, the cost is within the run's own spread: shown, "
           "not judged, and not used for the report's figures without authentication. "
           "docs/security.md says what the tag is and why.\n" %
           (cpu.group(1) if cpu else "unknown"))

@@ -12,6 +12,7 @@ import re
 import statistics
 import sys
 
+from auth_report import ab_rows, settled
 from machine import cpuinfo
 
 import matplotlib
@@ -19,6 +20,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+SWING = 1.5  # a measure whose rounds differ this much is said to have swung
+# The A/B measure (bench/ab.sh) of each target's figures (results: tool, metric, size).
+AUTH_MEASURES = {
+    "lat 64": [("softefa", "lat", 64), ("raw_udp", "lat", 64)],
+    "lat 8192": [("softefa", "lat", 8192), ("raw_udp", "lat", 8192)],
+    "send_bw 8192": [("softefa", "bw", 8192), ("raw_udp", "bw", 8192)],
+    "write_bw 1048576": [("softefa_write", "bw", 1048576), ("tcp", "bw", 1048576)],
+    "read_bw 1048576": [("softefa_read", "bw", 1048576), ("tcp", "bw", 1048576)],
+}
 LAT_TOOLS = [("raw_udp", "raw UDP (floor)"), ("tcp", "kernel TCP (sockperf)"),
              ("udp;ofi_rxd", "libfabric udp;ofi_rxd"), ("tcp;ofi_rxm", "libfabric tcp;ofi_rxm"),
              ("ucx_tcp", "UCX tcp"), ("softefa", "softefa SRD")]
@@ -34,11 +44,7 @@ def load_rounds(d):
     return res
 
 
-def load(d):
-    return {k: (statistics.median(v), len(v)) for k, v in load_rounds(d).items()}
 
-
-SWING = 1.5  # a measure whose rounds differ this much: the machine changed speed
 
 
 def lines(path):
@@ -51,19 +57,16 @@ def lines(path):
 
 
 def load_auth(d):
-    """bench/ab.sh's medians with authentication off (A) and on (B), by measure: only
-    those whose rounds tell the two apart (the ranges do not overlap; auth_report.py
-    shows the others as within the spread)."""
-    out = {}
-    for line in lines(os.path.join(d, "auth.txt")):
-        m = re.match(r"^(\w+ \d+)\s+A\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)"
-                     r"\s+B\s+([\d.]+) \(([\d.]+)\.\.([\d.]+)\)", line)
-        if not m or float(m.group(2)) <= 0 or float(m.group(5)) <= 0:
-            continue
-        a_lo, a_hi, b_lo, b_hi = (float(m.group(i)) for i in (3, 4, 6, 7))
-        if a_hi < b_lo or b_hi < a_lo:
-            out[m.group(1)] = (float(m.group(2)), float(m.group(5)))
-    return out
+    """bench/ab.sh's medians with authentication off (A) and on (B), by measure, and the
+    measures whose rounds do not tell the two apart (auth_report.settled)."""
+    out, unsettled = {}, set()
+    for key, (off, off_lo, off_hi, on, on_lo, on_hi) in ab_rows("".join(
+            lines(os.path.join(d, "auth.txt")))).items():
+        if settled(off_lo, off_hi, on_lo, on_hi):
+            out[key] = (off, on)
+        else:
+            unsettled.add(key)
+    return out, unsettled
 
 
 def load_tag(d):
@@ -140,8 +143,17 @@ def main():
     d, docs = sys.argv[1], sys.argv[2]
     figs = os.path.join(docs, "performance")
     os.makedirs(figs, exist_ok=True)
-    r = load(d)
     rounds = load_rounds(d)
+    r = {k: (statistics.median(v), len(v)) for k, v in rounds.items()}
+
+    def swings(*keys):
+        """The measures among keys whose rounds differ by SWING or more, said."""
+        said = []
+        for tool, metric, size in keys:
+            v = rounds.get((tool, metric, size), [])
+            if len(v) >= 2 and min(v) > 0 and max(v) / min(v) >= SWING:
+                said.append(f"{tool.replace('_', ' ')} {min(v):.2f}..{max(v):.2f}")
+        return said
     sizes = sorted({k[2] for k in r if k[1] == "lat"})
 
     def get(tool, metric, size):
@@ -365,7 +377,7 @@ def main():
     t.append(("passive RDMA-write target within 1.2x of write-with-immediate (worst size)",
               worst, lambda x: x <= 1.2, None))
     auth_on = os.environ.get("SOFTEFA_AUTH", "1") != "0"
-    ab = load_auth(d) if auth_on else {}
+    ab, unsettled = load_auth(d) if auth_on else ({}, set())
 
     def without_auth(v, key):
         """The ratio with authentication off: softefa's figure scaled by the A/B's
@@ -400,8 +412,13 @@ def main():
         row = f"| {name} | {v:.2f} |" + (" yes |" if ok else " **no** |")
         if ab:
             x = without_auth(v, key)
-            if x is None:
+            if key in unsettled:
+                row += " within the spread |"
+            elif x is None:
                 row += " - |"
+            elif swings(*AUTH_MEASURES.get(key, ())):
+                # A ratio whose rounds swung, scaled by an A/B taken at one level.
+                row += f" {x:.2f}, rounds swung |"
             else:
                 row += f" {x:.2f}, " + ("met" if test(x) else "missed") + " |"
                 if test(x) and not ok:
@@ -430,25 +447,17 @@ def main():
         return (f"Authentication costs this measure {frac:.0%} in the side-by-side runs "
                 f"below ({off:.2f} off, {on:.2f} on).")
 
-    def swings(*keys):
-        """The measures among keys whose rounds differ by SWING or more, said."""
-        said = []
-        for tool, metric, size in keys:
-            v = rounds.get((tool, metric, size), [])
-            if len(v) >= 2 and min(v) > 0 and max(v) / min(v) >= SWING:
-                said.append(f"{tool} {min(v):.2f}..{max(v):.2f}")
-        return said
-
     def gap(tool, metric, size, peer, unit):
         soft, other = get(tool, metric, size), get(peer, metric, size)
         if soft is None or other is None:
             return ""
         text = f"softefa {soft:.2f} {unit} against {other:.2f}."
-        swung = swings((tool, metric, size), (peer, metric, size))
-        if swung:
-            text += (" The rounds of this run disagree (" + "; ".join(swung) + f" {unit}): "
-                     "the machine's speed changed during the run, and the median stands "
-                     "for one of its levels, not both.")
+        mine, theirs = swings((tool, metric, size)), swings((peer, metric, size))
+        if mine or theirs:
+            text += (" Its rounds differ 1.5x or more (" + "; ".join(mine + theirs) +
+                     f" {unit}): the median is one round's figure" +
+                     ("; the floor's swung too, so the machine's speed changed during "
+                      "the run." if mine and theirs else "."))
         return text
 
     def explain_lat64():

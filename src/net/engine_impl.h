@@ -113,7 +113,7 @@ struct net_fault {
 	unsigned held_path;
 };
 
-/* tx.c: the transmit batch, flushed per path with sendmmsg. */
+/* tx.c: the transmit batch, flushed per path with one send call. */
 struct net_tx {
 	struct mmsghdr msgs[NET_TX_BATCH];
 	struct iovec iov[NET_TX_BATCH][NET_TX_IOV + 1]; /* + the authentication trailer */
@@ -295,6 +295,34 @@ static inline struct srd_addr net_srd_addr(const struct sockaddr_in *sa)
 #define net_recvmsg(fd, m, fl)     ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
 #define net_sendmsg(fd, m, fl)     ((ssize_t)syscall(SYS_sendmsg, fd, m, fl))
 #endif
+
+/* What recvmmsg (non-blocking) and sendmmsg answer for n messages, one message going by
+ * recvmsg or sendmsg (above: they cost less). */
+static inline int net_recv_batch(int fd, struct mmsghdr *m, unsigned n)
+{
+	ssize_t len;
+
+	if (n > 1)
+		return net_recvmmsg(fd, m, n, MSG_DONTWAIT);
+	len = net_recvmsg(fd, &m->msg_hdr, MSG_DONTWAIT);
+	if (len < 0)
+		return -1;
+	m->msg_len = (unsigned)len;
+	return 1;
+}
+
+static inline int net_send_batch(int fd, struct mmsghdr *m, unsigned n)
+{
+	ssize_t len;
+
+	if (n > 1)
+		return net_sendmmsg(fd, m, n, 0);
+	len = net_sendmsg(fd, &m->msg_hdr, 0);
+	if (len < 0)
+		return -1;
+	m->msg_len = (unsigned)len;
+	return 1;
+}
 
 /* sock.c */
 uint32_t net_max_datagram(const struct sefa_config *cfg);

@@ -401,22 +401,6 @@ static int rx_direct(struct net_engine *e)
 	return 1;
 }
 
-/* One read of the socket into the batch's buffers, as recvmmsg answers: one datagram
- * asked for goes by recvmsg, which costs less (engine_impl.h). */
-static int rx_recv(struct net_engine *e)
-{
-	struct mmsghdr *m = e->rx.msgs;
-	ssize_t len;
-
-	if (e->rx.vlen > 1)
-		return net_recvmmsg(e->sock.fds[0], m, e->rx.vlen, MSG_DONTWAIT);
-	len = net_recvmsg(e->sock.fds[0], &m->msg_hdr, MSG_DONTWAIT);
-	if (len < 0)
-		return -1;
-	m->msg_len = (unsigned)len;
-	return 1;
-}
-
 /* The socket read in batches until it is empty; how many datagrams. */
 static unsigned rx_batches(struct net_engine *e)
 {
@@ -425,10 +409,10 @@ static unsigned rx_batches(struct net_engine *e)
 
 	/* Bounded so a flood cannot hold the lock (and the caller) forever. */
 	for (unsigned batch = 0; batch < 4; batch++) {
-		int n = rx_recv(e);
+		int n = net_recv_batch(e->sock.fds[0], e->rx.msgs, e->rx.vlen);
 
 		/*
-		 * After finding the socket empty, ask for one datagram (by recvmsg, rx_recv):
+		 * After finding the socket empty, ask for one datagram (net_recv_batch):
 		 * recvmmsg would try for a second before returning, a tenth of a microsecond
 		 * a ping-pong need not pay.
 		 * Data found right after data means a backlog: ask for a whole batch.

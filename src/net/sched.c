@@ -156,7 +156,7 @@ void net_engine_kick_tx(struct net_engine *e)
 	 * A lone send leaves at once: that is the latency path. When every send since the
 	 * last pump went to a peer with a deep pipeline, an ack from that peer (or the
 	 * caller's next poll) comes within a round trip, so waiting for it costs nothing
-	 * and lets the burst leave in one sendmmsg, folded by GSO.
+	 * and lets the burst leave in one send call, folded by GSO.
 	 */
 	if (!e->sched.shallow)
 		net_engine_defer_tx(e);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The transmit batch leaving the engine: grouped by path (a path is a socket, its
- * source port), each group in one sendmmsg, and runs of same-sized datagrams to one
+ * source port), each group in one send call (sendmmsg; sendmsg for one), and runs of
+ * same-sized datagrams to one
  * peer folded into one UDP GSO send so the kernel walks its stack once per run rather
  * than once per datagram. The test hooks (SOFTEFA_FAULT_*) send one at a time.
  */
@@ -295,21 +296,6 @@ __attribute__((cold, noinline)) static void trace_units(struct net_engine *e, un
 			trace_sent(e, path, &msgs[units[k].first + s].msg_hdr);
 }
 
-/* What sendmmsg would do with these; one goes by sendmsg, which costs less
- * (engine_impl.h). */
-static int tx_send(int fd, struct mmsghdr *m, unsigned n)
-{
-	ssize_t len;
-
-	if (n > 1)
-		return net_sendmmsg(fd, m, n, 0);
-	len = net_sendmsg(fd, &m->msg_hdr, 0);
-	if (len < 0)
-		return -1;
-	m->msg_len = (unsigned)len;
-	return 1;
-}
-
 /* One send call per path, for the datagrams of one path in batch order. */
 static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
 {
@@ -327,7 +313,7 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 	}
 
 	while (i < nout) {
-		int n = tx_send(e->sock.fds[path], out + i, nout - i);
+		int n = net_send_batch(e->sock.fds[path], out + i, nout - i);
 
 		c->tx_syscalls++;
 		if (n <= 0) {
