@@ -42,9 +42,10 @@ _Static_assert(ROUNDS < 4096 / sizeof(uint64_t), "a word of the region for each 
 #define SANITIZED 0
 #endif
 
+/* What a side tells the other: where to send (verbs_setup.h's ep_info) and where to
+ * write. */
 struct side_info {
-	union ibv_gid gid;
-	uint32_t qpn;
+	struct ep_info ep;
 	uint32_t rkey;
 	uint64_t addr;
 };
@@ -79,8 +80,8 @@ static void side_open(struct side *s, int fd, int first)
 	REQUIRE(s->qp);
 	s->qx = ibv_qp_to_qp_ex(s->qp);
 	qp_to_rts(s->qp, QKEY, 7);
-	REQUIRE(ibv_query_gid(s->ctx, 1, 0, &me.gid) == 0);
-	me.qpn = s->qp->qp_num;
+	REQUIRE(ibv_query_gid(s->ctx, 1, 0, &me.ep.gid) == 0);
+	me.ep.qpn = s->qp->qp_num;
 	me.rkey = s->mr->rkey;
 	me.addr = (uintptr_t)s->mem;
 	/* The parent speaks first; each then knows the other. */
@@ -91,7 +92,7 @@ static void side_open(struct side *s, int fd, int first)
 		xfer(fd, &s->peer, sizeof(s->peer), 0);
 		xfer(fd, &me, sizeof(me), 1);
 	}
-	s->ah = ah_to(s->pd, &s->peer.gid);
+	s->ah = ah_to(s->pd, &s->peer.ep.gid);
 	REQUIRE(s->ah);
 }
 
@@ -120,7 +121,7 @@ static void write_round(struct side *s, uint64_t round)
 	s->qx->wr_id = round;
 	s->qx->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_rdma_write(s->qx, s->peer.rkey, s->peer.addr);
-	ibv_wr_set_ud_addr(s->qx, s->ah, s->peer.qpn, QKEY);
+	ibv_wr_set_ud_addr(s->qx, s->ah, s->peer.ep.qpn, QKEY);
 	ibv_wr_set_sge(s->qx, s->mr->lkey, (uintptr_t)&s->mem[round], sizeof(uint64_t));
 	REQUIRE(ibv_wr_complete(s->qx) == 0);
 }
