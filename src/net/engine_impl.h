@@ -51,6 +51,11 @@
 /* An ack held for data to ride on waits this much longer when only the progress thread
  * would send it (net_sched_wake_at); the application's polls send it on time. */
 #define NET_ACK_SLACK_NS 80000ull
+/* A pump sends what it has queued once this many bytes wait and reads the clock again
+ * before handing out more: a packet's send time is then at most one such copy early,
+ * not the kernel's copy of a whole batch, which congestion control would count as the
+ * fabric's delay (docs/srd.md, "Congestion control"). */
+#define NET_TX_FRESH_BYTES (128u * 1024)
 /* New sends wait for a batch while this many packets are in flight (see kick_tx). */
 #define NET_TX_DEEP 16u
 /* A GSO send: UDP's segment cap, the largest IPv4 UDP payload, the kernel's iovec cap. */

@@ -209,6 +209,7 @@ void net_engine_pump(struct net_engine *e)
 {
 	uint64_t now = sefa_now_ns();
 	struct srd_pkt_out out;
+	size_t queued = 0; /* bytes handed out since the last flush */
 
 	e->sched.deferred_wrs = 0;
 	e->sched.shallow = false;
@@ -216,8 +217,20 @@ void net_engine_pump(struct net_engine *e)
 	atomic_store_explicit(&e->sched.deferred, false, memory_order_relaxed);
 
 	/* Bounded per call: the application gets its thread back; the rest follows. */
-	for (unsigned n = 0; n < 4 * NET_TX_BATCH && srd_write_pkt(e->srd, now, &out); n++)
+	for (unsigned n = 0; n < 4 * NET_TX_BATCH; n++) {
+		/* A packet's send time is when it leaves: what is queued leaves first, and
+		 * the clock is read again, so the kernel's copying of earlier packets is not
+		 * counted as the fabric's delay (congestion control reads it as such). */
+		if (e->tx.n == NET_TX_BATCH || queued >= NET_TX_FRESH_BYTES) {
+			net_engine_flush(e);
+			now = sefa_now_ns();
+			queued = 0;
+		}
+		if (!srd_write_pkt(e->srd, now, &out))
+			break;
 		queue_pkt(e, &out, now);
+		queued += out.hdr_len + out.len;
+	}
 	if (e->tx.n)
 		net_engine_flush(e);
 	copy_stats(e);
