@@ -103,7 +103,9 @@
 	X(watch_sleeps, "times the progress thread slept with the doorbell wake armed")         \
 	X(ring_cqe_waits, "ring completions that waited for the client to free CQ ring room")   \
 	X(idle_poll_sleeps, "polls that slept: an idle poller on a CPU others wanted")          \
-	X(idle_poll_wakes, "sleeping polls woken by a completion or a counter moving")
+	X(idle_poll_wakes, "sleeping polls woken by a completion or a counter moving")          \
+	X(srd_ack_lazy_seen, "SRD acks held while their sender went on without them")           \
+	X(srd_ack_lazy_waited, "SRD acks held lazily that may have kept a sender waiting")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -134,6 +134,8 @@ static void copy_stats(struct net_engine *e)
 	c->srd_rto_probes = s->rto_probes;
 	c->srd_probe_lost = s->probe_lost;
 	c->srd_probe_answered = s->probe_answered;
+	c->srd_ack_lazy_seen = s->ack_lazy_seen;
+	c->srd_ack_lazy_waited = s->ack_lazy_waited;
 }
 
 void net_engine_defer_tx(struct net_engine *e)

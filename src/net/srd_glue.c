@@ -187,6 +187,7 @@ int net_srd_start(struct net_engine *e, const struct sefa_config *cfg)
 		c.rnr_max_ns = c.rnr_delay_ns;
 	c.rto_min_ns = cfg->srd_rto_min_us * 1000ull;
 	c.cc_host_target_ns = cfg->cc_host_target_us * 1000ull;
+	c.ack_lazy_ns = cfg->ack_lazy_us * 1000ull;
 	if (c.rto_init_ns < c.rto_min_ns)
 		c.rto_init_ns = c.rto_min_ns;
 	/* The seed keys every epoch and initial PSN: never a guessable one. */

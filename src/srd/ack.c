@@ -5,10 +5,11 @@
  * incarnation of us. The responder (responder.c) only records what is owed; this file
  * decides when it goes and writes it, alone or riding on our own data.
  *
- * An ack waits ack_delay_ns for data to ride on, but only in a conversation; holes,
- * duplicates, refusals and every second packet make it urgent. RNR refusals are said
- * once (the sender's timer covers their loss); error refusals are repeated, in turn,
- * in every ack until the sender's horizon passes them.
+ * An ack waits ack_delay_ns for data to ride on, but only in a conversation, or
+ * ack_lazy_ns for a one-way sender seen not to wait for it (lazy holds); holes,
+ * duplicates, refusals and every second packet (a lazy hold's ack_lazy_pkts-th) make
+ * it urgent. RNR refusals are said once (the sender's timer covers their loss); error
+ * refusals are repeated, in turn, in every ack until the sender's horizon passes them.
  */
 #include <string.h>
 
@@ -33,6 +34,43 @@ static uint32_t host_delay(uint64_t arrived, uint64_t now)
 	return d < SRD_HOST_DELAY_MAX ? (uint32_t)d : SRD_HOST_DELAY_MAX;
 }
 
+/*
+ * The pending ack leaves: what its lazy hold showed (docs/srd.md, "Lazy acks"). A hold
+ * that ran its time out may have kept a sender waiting when nothing came late in it, or
+ * when the sender fell silent before its end for over twice its pace (two messages,
+ * then a wait for both: counted to the hold's end, not to when we came to send the
+ * ack); so may one that a probe or a resent packet cut short. Then acks leave as
+ * before for a while, twice as long after each such hold. One that saw the sender go
+ * on lets the next hold too. One cut short otherwise (the ack_lazy_pkts-th packet, a
+ * hole, data of ours to ride on) shows nothing new.
+ */
+static void lazy_settle(struct srd_peer *p, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+	bool ran_out = !rx->ack_urgent && now >= rx->ack_due_ns;
+
+	if (!rx->lazy_hold) {
+		if (rx->lazy_eager)
+			rx->lazy_eager--;
+		return;
+	}
+	rx->lazy_hold = false;
+	if (rx->lazy_spoiled || (ran_out && (!rx->lazy_seen || rx->ack_due_ns - rx->lazy_last_ns >
+	                                                           2 * rx->lazy_pace_ns))) {
+		rx->lazy_trusted = false;
+		rx->lazy_backoff =
+		    rx->lazy_backoff ? (uint16_t)(rx->lazy_backoff * 2) : SRD_LAZY_BACKOFF_FIRST;
+		if (rx->lazy_backoff > SRD_LAZY_BACKOFF_LAST)
+			rx->lazy_backoff = SRD_LAZY_BACKOFF_LAST;
+		rx->lazy_eager = rx->lazy_backoff;
+		p->ep->stats.ack_lazy_waited++;
+	} else if (rx->lazy_seen) {
+		rx->lazy_trusted = true;
+		rx->lazy_backoff = 0; /* (a sender that waits at times only pays the first step) */
+		p->ep->stats.ack_lazy_seen++;
+	}
+}
+
 bool srd_rx_ack_rides(const struct srd_peer *p)
 {
 	const struct srd_rx *rx = &p->rx;
@@ -54,6 +92,7 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now)
 	h->ack_cum = rx->cum;
 	h->ack_echo = rx->echo_psn;
 	h->ack_host = host_delay(rx->echo_arrived_ns, now);
+	lazy_settle(p, now);
 	rx->ack_pending = false;
 	rx->unacked = 0;
 	p->ep->stats.ack_piggybacked++;
@@ -157,6 +196,7 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 		rx->answer_pending = false;
 	}
 	a->nsack = (uint8_t)build_sacks(p, a->sack);
+	lazy_settle(p, now);
 	rx->ack_urgent = false;
 	rx->unacked = 0;
 	take_naks(rx, a);
@@ -177,6 +217,7 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 	if (!rx->peer_epoch || h->src_epoch != rx->peer_epoch || h->dst_epoch != p->ep->epoch)
 		return;
 	rx->answer_pending = true;
+	rx->lazy_spoiled = rx->lazy_hold; /* the sender's timer ran out: it was waiting */
 	rx->answer_probe = h->probe;
 	rx->answer_arrived_ns = p->ep->in_arrived_ns;
 	rx->ack_pending = true;

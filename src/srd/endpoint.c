@@ -32,6 +32,8 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->cc_host_target_ns = 5000000ull;
 	cfg->ack_delay_ns = 20000ull; /* 20 us: a reply usually comes sooner */
 	cfg->ack_hold_ns = 200000ull; /* ...if we sent the peer data within 200 us */
+	cfg->ack_lazy_ns = 200000ull; /* 200 us: a busy MPI ring's turn, twice (docs/srd.md) */
+	cfg->ack_lazy_pkts = 8;
 }
 
 uint32_t srd_ep_epoch(const struct srd_ep *ep)
@@ -63,6 +65,9 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 		ep->cfg.rto_min_ns = ep->cfg.rto_max_ns;
 	if (ep->cfg.rto_init_ns > ep->cfg.rto_max_ns)
 		ep->cfg.rto_init_ns = ep->cfg.rto_max_ns;
+	/* A held ack must not look lost to its sender's timer. */
+	if (ep->cfg.ack_lazy_ns > ep->cfg.rto_min_ns / 2)
+		ep->cfg.ack_lazy_ns = ep->cfg.rto_min_ns / 2;
 	if (ep->cfg.npaths < 1)
 		ep->cfg.npaths = 1;
 	if (ep->cfg.npaths > 64)
@@ -296,7 +301,8 @@ uint64_t srd_expiry_lax(const struct srd_ep *ep, uint64_t slack)
 	const struct srd_peer *p = ep->nheap ? ep->heap[0] : NULL;
 	uint64_t at, other, msgs;
 
-	if (!p || p->deadline != p->rx.ack_due_ns || !srd_rx_ack_rides(p))
+	/* (A lazy hold is no ack waiting for data to ride on: it leaves on time.) */
+	if (!p || p->deadline != p->rx.ack_due_ns || !srd_rx_ack_rides(p) || p->rx.lazy_hold)
 		return srd_expiry(ep);
 	at = p->deadline < UINT64_MAX - slack ? p->deadline + slack : UINT64_MAX;
 	/* Not past the peer's other deadlines, nor past the next peer's (a child of the

@@ -173,6 +173,9 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->nnaks = 0;
 	rx->dup_pending = false; /* a copy the old incarnation sent proves nothing now */
 	rx->nacks = 0;
+	/* Nor what it did with our acks. */
+	rx->lazy_hold = rx->lazy_trusted = false;
+	rx->lazy_eager = rx->lazy_backoff = 0;
 	if (rx->first_path)
 		memset(rx->first_path, 0xff, win(p));
 }
@@ -523,19 +526,72 @@ static void follow_horizon(struct srd_peer *p, uint32_t horizon)
 	}
 }
 
-/* An ack is owed for the packet: by ack_delay_ns, or at once from the second one. */
-static void owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
+/* An ack is owed for the packet: by ack_delay_ns, or at once from the second one (a
+ * lazy hold's: from the ack_lazy_pkts-th). Whether this packet began the pending ack. */
+static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
+	bool began = !rx->ack_pending;
 
-	if (!rx->ack_pending) {
+	if (began) {
 		rx->ack_pending = true;
 		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
 	}
 	rx->echo_psn = h->psn;
 	rx->echo_arrived_ns = p->ep->in_arrived_ns;
 	/* Every second packet is acked at once (the sender's window keeps moving). */
-	if (++rx->unacked >= 2)
+	if (++rx->unacked >= (rx->lazy_hold ? p->ep->cfg.ack_lazy_pkts : 2u))
+		rx->ack_urgent = true;
+	return began;
+}
+
+/*
+ * May a one-way flow's ack wait (docs/srd.md, "Lazy acks")? Only whole messages of one
+ * packet take part (a message in pieces is a transfer its sender waits for). The one
+ * that begins the ack starts a hold of ack_lazy_ns when the sender is trusted, or as a
+ * try once lazy_eager acks left as before. Later ones are what the hold watches: the
+ * arrival times the kernel stamped, not when we came to read them.
+ */
+static bool hold_lazily(struct srd_peer *p, const struct srd_data_hdr *h, bool taken, bool began,
+                        uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+	const struct srd_config *c = &p->ep->cfg;
+	uint64_t at = p->ep->in_arrived_ns;
+
+	if (!taken || !c->ack_lazy_ns || h->offset || h->payload_len != h->msg_len)
+		return false;
+	if (rx->lazy_hold) {
+		if (h->msn != rx->lazy_msn) {
+			if (at - rx->lazy_since_ns >= SRD_LAZY_BURST_NS)
+				rx->lazy_seen = true;
+			if (at - rx->lazy_last_ns > rx->lazy_pace_ns)
+				rx->lazy_pace_ns = at - rx->lazy_last_ns;
+			rx->lazy_last_ns = at;
+			rx->lazy_msn = h->msn;
+		}
+		return true;
+	}
+	if (!began || rx->ack_urgent || (!rx->lazy_trusted && rx->lazy_eager))
+		return false;
+	rx->lazy_hold = true;
+	rx->lazy_seen = rx->lazy_spoiled = false;
+	rx->lazy_since_ns = rx->lazy_last_ns = at;
+	rx->lazy_pace_ns = 0;
+	rx->lazy_msn = h->msn;
+	rx->ack_due_ns = now + c->ack_lazy_ns;
+	return true;
+}
+
+/* We send the peer data again: a held ack waits as a conversation's would, no longer. */
+static void end_hold(struct srd_peer *p, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+
+	rx->lazy_hold = false;
+	if (rx->ack_due_ns > now + p->ep->cfg.ack_delay_ns)
+		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
+	if (rx->unacked >= 2)
 		rx->ack_urgent = true;
 }
 
@@ -553,6 +609,7 @@ static void note_dup(struct srd_peer *p, uint32_t psn, uint64_t now)
 	rx->dup_psn = psn;
 	rx->dup_path = 0xff;
 	rx->dup_age = 0xffff;
+	rx->lazy_spoiled = rx->lazy_hold; /* resent: a held ack looked lost */
 	if (rx->first_path && rx->top - psn <= w && rx->first_path[i] != 0xff) {
 		uint32_t age = (uint32_t)(now >> SRD_DUP_AGE_SHIFT) - rx->first_at[i];
 
@@ -637,7 +694,8 @@ static bool first_copies(struct srd_peer *p)
 }
 
 /* The last stage: a taken packet is marked received; what the ack must say soon. */
-static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken, uint64_t now)
+static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken, bool began,
+                   uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
 
@@ -657,15 +715,21 @@ static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken,
 	if (rx->cum != h->psn + 1 && psn_lt(rx->cum, h->psn))
 		rx->ack_urgent = true; /* a hole below: SACK it now */
 	/* An ack waits for data to ride on only in a conversation: otherwise it goes now,
-	 * so it leaves before the application can even see the message. */
-	if (!srd_tx_conversing(p, now, p->ep->cfg.ack_hold_ns))
+	 * so it leaves before the application can even see the message, unless its sender
+	 * is seen not to wait for it. */
+	if (srd_tx_conversing(p, now, p->ep->cfg.ack_hold_ns)) {
+		if (rx->lazy_hold)
+			end_hold(p, now);
+	} else if (!hold_lazily(p, h, taken, began, now)) {
 		rx->ack_urgent = true;
+	}
 }
 
 void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,
                     uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
+	bool began;
 
 	p->ep->stats.data_rx++;
 	if (!from_current(p, h, now))
@@ -688,9 +752,9 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	rx->last_rx_ns = now;
 	/* The sender is alive: what we send it can name it at once. */
 	srd_tx_heard(p, h->src_epoch, now);
-	owe_ack(p, h, now);
+	began = owe_ack(p, h, now);
 	if (in_window(p, h, now))
-		record(p, h, dispatch(p, h, payload, now), now);
+		record(p, h, dispatch(p, h, payload, now), began, now);
 }
 
 /* A refused message is remembered this many peer timeouts after its last packet. */

@@ -107,6 +107,10 @@ struct srd_config {
 	uint64_t ack_delay_ns;      /* a lone packet's ack waits this long for data to ride on */
 	uint64_t ack_hold_ns;       /* ...but only in a conversation: we sent the peer data
 				   * this recently; otherwise it goes at once */
+	/* A one-way flow's ack waits this long while its sender is seen going on without
+	 * our acks (docs/srd.md, "Lazy acks"), or until this many packets came; 0 = never. */
+	uint64_t ack_lazy_ns;
+	uint32_t ack_lazy_pkts;
 	/* Bytes a run of packets sent back to back keeps to one path (srd_path_spray),
 	 * each packet counted as its payload and SRD_RUN_PKT_COST; 0 sprays packet by
 	 * packet, as a NIC does. */
@@ -348,6 +352,8 @@ struct srd_stats {
 	uint64_t ack_invalid_rx;    /* acks naming PSNs never sent: dropped whole */
 	uint64_t restart_refused;   /* claims of a new incarnation while the old one lives */
 	uint64_t peers_evicted;     /* peers only heard from, forgotten to make room */
+	uint64_t ack_lazy_seen;     /* lazy holds that saw the sender go on without the ack */
+	uint64_t ack_lazy_waited;   /* lazy holds that may have kept their sender waiting */
 };
 /* The endpoint's counters, live (valid until srd_ep_del). */
 const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);

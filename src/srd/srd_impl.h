@@ -268,9 +268,23 @@ struct srd_rx {
 	bool ack_urgent;     /* ...and it cannot wait: holes, duplicates, refusals, 2+ packets */
 	uint32_t unacked;    /* packets since the last ack */
 	uint64_t ack_due_ns; /* a lone packet's ack goes out by then */
-	bool ack_twice;      /* a duplicate came: our last ack was lost; say it on two paths */
-	uint32_t ack_path;   /* the path our last ack took */
-	bool stale_pending;  /* answer with SRD_ACK_F_STALE */
+	/*
+	 * Lazy acks (docs/srd.md): the pending ack is held ack_lazy_ns (lazy_hold) from the
+	 * arrival of the whole-message packet that began it (lazy_since_ns). A packet of a
+	 * later message came SRD_LAZY_BURST_NS or more into the hold (lazy_seen: the sender
+	 * went on without the ack); the newest came at lazy_last_ns (message lazy_msn), the
+	 * widest gap between two was lazy_pace_ns; a probe or a resent packet came
+	 * (lazy_spoiled). A hold that saw the sender go on makes it trusted: its next holds
+	 * too (lazy_trusted). One that waited for nothing makes lazy_eager acks leave as
+	 * before until the next try, lazy_backoff of them, doubling with each such hold.
+	 */
+	bool lazy_hold, lazy_seen, lazy_spoiled, lazy_trusted;
+	uint16_t lazy_eager, lazy_backoff;
+	uint32_t lazy_msn;
+	uint64_t lazy_since_ns, lazy_last_ns, lazy_pace_ns;
+	bool ack_twice;     /* a duplicate came: our last ack was lost; say it on two paths */
+	uint32_t ack_path;  /* the path our last ack took */
+	bool stale_pending; /* answer with SRD_ACK_F_STALE */
 	uint32_t stale_dst_epoch;
 	/* A sender claiming a new incarnation, not yet proven: it is told our epoch (an
 	 * ack acknowledging nothing) and is believed only once it sends data naming it. */
@@ -460,6 +474,12 @@ void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now);
 bool srd_peer_alive(const struct srd_peer *p, uint64_t last_ns, uint64_t now);
 /* Did we send the peer data within the last `hold_ns` (a conversation)? */
 bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns);
+/* Acks that leave as before after a lazy hold that waited for nothing, until the next
+ * try: doubling from the first to the last with each such hold. */
+#define SRD_LAZY_BACKOFF_FIRST 8u
+#define SRD_LAZY_BACKOFF_LAST  512u
+/* A packet that arrives this long into a lazy hold is not of the burst that began it. */
+#define SRD_LAZY_BURST_NS 20000ull
 void srd_tx_init(struct srd_peer *p);
 /* The peer's packet ring, made on first use; false when out of memory. */
 bool srd_tx_ring(struct srd_peer *p);

@@ -92,6 +92,7 @@ static const struct num_var transport_vars[] = {
     {"SOFTEFA_RNR_MAX_US", CFG(srd_rnr_max_us), 10000, 1, 10000000, NULL},
     {"SOFTEFA_RTO_MIN_US", CFG(srd_rto_min_us), 1000, 10, 10000000, NULL},
     {"SOFTEFA_CC_HOST_TARGET_US", CFG(cc_host_target_us), 5000, 10, 10000000, NULL},
+    {"SOFTEFA_ACK_LAZY_US", CFG(ack_lazy_us), 200, 0, 900, NULL},
     {"SOFTEFA_FAULT_DROP", CFG(fault_drop), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_DUP", CFG(fault_dup), 0, 0, 100, NULL},
     {"SOFTEFA_FAULT_REORDER", CFG(fault_reorder), 0, 0, 100, NULL},

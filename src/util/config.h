@@ -51,6 +51,7 @@ struct sefa_config {
 	uint32_t srd_rnr_max_us;    /* SOFTEFA_RNR_MAX_US: the wait doubles up to this */
 	uint32_t srd_rto_min_us;    /* SOFTEFA_RTO_MIN_US: retransmission timeout floor */
 	uint32_t cc_host_target_us; /* SOFTEFA_CC_HOST_TARGET_US: time in the hosts tolerated */
+	uint32_t ack_lazy_us;       /* SOFTEFA_ACK_LAZY_US: a one-way flow's ack may wait */
 	/* SOFTEFA_FAULT_*: test hooks, % */
 	uint32_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t fault_seed;

@@ -696,6 +696,80 @@ static void test_probe_loss_timer(void)
 	sim_free(s);
 }
 
+/*
+ * Lazy acks (docs/srd.md): a one-way flow whose sender goes on without our acks (a
+ * message every 30 us, none waiting for the last) is acked for several messages at a
+ * time once a held ack has seen that; a sender that waits for each ack before its next
+ * message (or for each pair) is kept waiting only by the tries, fewer each time (8, 16,
+ * 32 ... acks as before between them); messages in pieces are never held; every
+ * message arrives.
+ */
+static void test_lazy_acks(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(20, &c);
+	const uint32_t n = 200, waits = 64;
+	uint32_t slow = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 100, (uint64_t)i * 30 * SIM_NS_PER_US,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	CHECK(ep_stats(s, 1)->ack_lazy_seen > 0);
+	CHECK(ep_stats(s, 1)->ack_tx < n / 2); /* one each without: acked at once */
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	sim_free(s);
+
+	s = pair_plain(21, &c);
+	for (uint32_t i = 0; i < waits; i++) {
+		uint32_t id = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+
+		REQUIRE(sim_run(s, sim_now(s) + RUN_LIMIT_NS) == SIM_END_DONE);
+		/* The round trip is 20 us: a held ack keeps the sender 200 us. */
+		if (op_at(s, id)->done_ns - op_at(s, id)->post_ns > 50 * SIM_NS_PER_US)
+			slow++;
+	}
+	CHECK(run(s));
+	check_delivery(s, 0, waits);
+	/* Tries after 0, 8, 16 and 32 acks at once: the 1st, 10th, 27th and 60th. */
+	CHECK_EQ(slow, 4);
+	CHECK_EQ(ep_stats(s, 1)->ack_lazy_waited, 4);
+	CHECK_EQ(ep_stats(s, 1)->ack_lazy_seen, 0);
+	sim_free(s);
+
+	/* Two messages 25 us apart, the next two once both are done: the second comes late
+	 * in the hold, but the sender then falls silent for longer than twice its pace. It
+	 * is never trusted; only the tries keep it waiting. */
+	s = pair_plain(22, &c);
+	slow = 0;
+	for (uint32_t i = 0; i < waits; i++) {
+		uint32_t id = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 100, sim_now(s) + 25 * SIM_NS_PER_US,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+		REQUIRE(sim_run(s, sim_now(s) + RUN_LIMIT_NS) == SIM_END_DONE);
+		if (op_at(s, id + 1)->done_ns - op_at(s, id)->post_ns > 80 * SIM_NS_PER_US)
+			slow++;
+	}
+	CHECK(run(s));
+	check_delivery(s, 0, 2 * waits);
+	CHECK(slow >= 1 && slow <= 5);
+	CHECK_EQ(ep_stats(s, 1)->ack_lazy_seen, 0);
+	sim_free(s);
+
+	/* Messages of five packets every 30 us: a transfer in pieces is never held. */
+	s = pair_plain(23, &c);
+	for (uint32_t i = 0; i < n; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 5 * c.mss, (uint64_t)i * 30 * SIM_NS_PER_US,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	CHECK_EQ(ep_stats(s, 1)->ack_lazy_seen + ep_stats(s, 1)->ack_lazy_waited, 0);
+	CHECK(ep_stats(s, 1)->ack_tx >= n); /* as before: at least one a message */
+	sim_free(s);
+}
+
 static void test_stalled_receiver(void)
 {
 	stalled_receiver(20 * SIM_NS_PER_US); /* a stream */
@@ -1270,6 +1344,7 @@ int main(void)
 	test_probe_loss_timer();
 	test_probe();
 	test_expiry_lax();
+	test_lazy_acks();
 	test_host_delay();
 	test_path_death();
 	test_dead_path_retries();
