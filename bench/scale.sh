@@ -250,8 +250,8 @@ px=$(med peers retx_pct)
 		printf '%s' "QP pairs between two engines share one SRD peer (its state is per engine pair,"
 		printf '%s' " not per QP), so QPs add only their queues; what bounds the rate is the work per"
 		printf '%s' " datagram on the two cores both sides share (each 64-byte send is a datagram"
-		printf '%s' " through the kernel's UDP path at each end, with an acknowledgement for every"
-		printf '%s' " second one)"
+		printf '%s' " through the kernel's UDP path at each end, and acknowledgements: one for every"
+		printf '%s' " second, or up to every eighth for a sender seen not to wait (docs/srd.md, Lazy acks))"
 		for q in $QPS; do
 			lo=$(med qps mmsgs_min "$q")
 			hi=$(med qps mmsgs_max "$q")

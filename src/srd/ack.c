@@ -38,8 +38,9 @@ static uint32_t host_delay(uint64_t arrived, uint64_t now)
  * The pending ack leaves: what its lazy hold showed (docs/srd.md, "Lazy acks"). A hold
  * that ran its time out may have kept a sender waiting when nothing came late in it, or
  * when the sender fell silent before its end for over twice its pace (two messages,
- * then a wait for both: counted to the hold's end, not to when we came to send the
- * ack); so may one that a probe or a resent packet cut short. Then acks leave as
+ * then a wait for both), all in arrival times: a packet that arrived at or after the
+ * end, read late with the hold, went on; so may one that a probe or a resent packet
+ * cut short. Then acks leave as
  * before for a while, twice as long after each such hold. One that saw the sender go
  * on lets the next hold too. One cut short otherwise (the ack_lazy_pkts-th packet, a
  * hole, data of ours to ride on) shows nothing new.
@@ -48,6 +49,8 @@ static void lazy_settle(struct srd_peer *p, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
 	bool ran_out = !rx->ack_urgent && now >= rx->ack_due_ns;
+	bool silent = rx->lazy_last_ns < rx->lazy_end_ns &&
+	              rx->lazy_end_ns - rx->lazy_last_ns > 2 * rx->lazy_pace_ns;
 
 	if (!rx->lazy_hold) {
 		if (rx->lazy_eager)
@@ -55,8 +58,7 @@ static void lazy_settle(struct srd_peer *p, uint64_t now)
 		return;
 	}
 	rx->lazy_hold = false;
-	if (rx->lazy_spoiled || (ran_out && (!rx->lazy_seen || rx->ack_due_ns - rx->lazy_last_ns >
-	                                                           2 * rx->lazy_pace_ns))) {
+	if (rx->lazy_spoiled || (ran_out && (!rx->lazy_seen || silent))) {
 		rx->lazy_trusted = false;
 		rx->lazy_backoff =
 		    rx->lazy_backoff ? (uint16_t)(rx->lazy_backoff * 2) : SRD_LAZY_BACKOFF_FIRST;
@@ -217,7 +219,8 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 	if (!rx->peer_epoch || h->src_epoch != rx->peer_epoch || h->dst_epoch != p->ep->epoch)
 		return;
 	rx->answer_pending = true;
-	rx->lazy_spoiled = rx->lazy_hold; /* the sender's timer ran out: it was waiting */
+	if (rx->lazy_hold)
+		rx->lazy_spoiled = true; /* the sender's timer ran out: it was waiting */
 	rx->answer_probe = h->probe;
 	rx->answer_arrived_ns = p->ep->in_arrived_ns;
 	rx->ack_pending = true;

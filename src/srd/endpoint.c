@@ -32,7 +32,7 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->cc_host_target_ns = 5000000ull;
 	cfg->ack_delay_ns = 20000ull; /* 20 us: a reply usually comes sooner */
 	cfg->ack_hold_ns = 200000ull; /* ...if we sent the peer data within 200 us */
-	cfg->ack_lazy_ns = 200000ull; /* 200 us: a busy MPI ring's turn, twice (docs/srd.md) */
+	cfg->ack_lazy_ns = 200000ull; /* docs/srd.md, "Lazy acks": why 200 us */
 	cfg->ack_lazy_pkts = 8;
 }
 
@@ -65,9 +65,13 @@ struct srd_ep *srd_ep_new(const struct srd_config *cfg, const struct srd_callbac
 		ep->cfg.rto_min_ns = ep->cfg.rto_max_ns;
 	if (ep->cfg.rto_init_ns > ep->cfg.rto_max_ns)
 		ep->cfg.rto_init_ns = ep->cfg.rto_max_ns;
-	/* A held ack must not look lost to its sender's timer. */
+	/* A held ack must not look lost to its sender's timer (ours; a peer with a lower
+	 * floor probes, which ends the hold as one that kept it waiting). Nor may a hold
+	 * end at its first packet. */
 	if (ep->cfg.ack_lazy_ns > ep->cfg.rto_min_ns / 2)
 		ep->cfg.ack_lazy_ns = ep->cfg.rto_min_ns / 2;
+	if (ep->cfg.ack_lazy_pkts < 2)
+		ep->cfg.ack_lazy_pkts = 2;
 	if (ep->cfg.npaths < 1)
 		ep->cfg.npaths = 1;
 	if (ep->cfg.npaths > 64)

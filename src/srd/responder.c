@@ -539,7 +539,8 @@ static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 	}
 	rx->echo_psn = h->psn;
 	rx->echo_arrived_ns = p->ep->in_arrived_ns;
-	/* Every second packet is acked at once (the sender's window keeps moving). */
+	/* Every second packet (a lazy hold's ack_lazy_pkts-th) is acked at once: the
+	 * sender's window keeps moving. */
 	if (++rx->unacked >= (rx->lazy_hold ? p->ep->cfg.ack_lazy_pkts : 2u))
 		rx->ack_urgent = true;
 	return began;
@@ -550,7 +551,8 @@ static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
  * packet take part (a message in pieces is a transfer its sender waits for). The one
  * that begins the ack starts a hold of ack_lazy_ns when the sender is trusted, or as a
  * try once lazy_eager acks left as before. Later ones are what the hold watches: the
- * arrival times the kernel stamped, not when we came to read them.
+ * arrival times the kernel stamped, not when we came to read them; the hold spans
+ * ack_lazy_ns of them (and ends at once if its first packet waited that long).
  */
 static bool hold_lazily(struct srd_peer *p, const struct srd_data_hdr *h, bool taken, bool began,
                         uint64_t now)
@@ -562,7 +564,8 @@ static bool hold_lazily(struct srd_peer *p, const struct srd_data_hdr *h, bool t
 	if (!taken || !c->ack_lazy_ns || h->offset || h->payload_len != h->msg_len)
 		return false;
 	if (rx->lazy_hold) {
-		if (h->msn != rx->lazy_msn) {
+		/* (Stamps of different reads may disagree a little: never count backwards.) */
+		if (h->msn != rx->lazy_msn && at > rx->lazy_last_ns) {
 			if (at - rx->lazy_since_ns >= SRD_LAZY_BURST_NS)
 				rx->lazy_seen = true;
 			if (at - rx->lazy_last_ns > rx->lazy_pace_ns)
@@ -577,22 +580,11 @@ static bool hold_lazily(struct srd_peer *p, const struct srd_data_hdr *h, bool t
 	rx->lazy_hold = true;
 	rx->lazy_seen = rx->lazy_spoiled = false;
 	rx->lazy_since_ns = rx->lazy_last_ns = at;
+	rx->lazy_end_ns = at + c->ack_lazy_ns;
 	rx->lazy_pace_ns = 0;
 	rx->lazy_msn = h->msn;
-	rx->ack_due_ns = now + c->ack_lazy_ns;
+	rx->ack_due_ns = rx->lazy_end_ns > now ? rx->lazy_end_ns : now;
 	return true;
-}
-
-/* We send the peer data again: a held ack waits as a conversation's would, no longer. */
-static void end_hold(struct srd_peer *p, uint64_t now)
-{
-	struct srd_rx *rx = &p->rx;
-
-	rx->lazy_hold = false;
-	if (rx->ack_due_ns > now + p->ep->cfg.ack_delay_ns)
-		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
-	if (rx->unacked >= 2)
-		rx->ack_urgent = true;
 }
 
 /*
@@ -609,7 +601,8 @@ static void note_dup(struct srd_peer *p, uint32_t psn, uint64_t now)
 	rx->dup_psn = psn;
 	rx->dup_path = 0xff;
 	rx->dup_age = 0xffff;
-	rx->lazy_spoiled = rx->lazy_hold; /* resent: a held ack looked lost */
+	if (rx->lazy_hold)
+		rx->lazy_spoiled = true; /* resent: a held ack looked lost */
 	if (rx->first_path && rx->top - psn <= w && rx->first_path[i] != 0xff) {
 		uint32_t age = (uint32_t)(now >> SRD_DUP_AGE_SHIFT) - rx->first_at[i];
 
@@ -716,13 +709,11 @@ static void record(struct srd_peer *p, const struct srd_data_hdr *h, bool taken,
 		rx->ack_urgent = true; /* a hole below: SACK it now */
 	/* An ack waits for data to ride on only in a conversation: otherwise it goes now,
 	 * so it leaves before the application can even see the message, unless its sender
-	 * is seen not to wait for it. */
-	if (srd_tx_conversing(p, now, p->ep->cfg.ack_hold_ns)) {
-		if (rx->lazy_hold)
-			end_hold(p, now);
-	} else if (!hold_lazily(p, h, taken, began, now)) {
+	 * is seen not to wait for it. (Data of ours to the peer during a hold takes the
+	 * ack with it: srd_rx_piggyback ends the hold.) */
+	if (!srd_tx_conversing(p, now, p->ep->cfg.ack_hold_ns) &&
+	    !hold_lazily(p, h, taken, began, now))
 		rx->ack_urgent = true;
-	}
 }
 
 void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint8_t *payload,

@@ -106,7 +106,8 @@ struct srd_config {
 	uint64_t cc_host_target_ns; /* time in the hosts (acks report it) it tolerates */
 	uint64_t ack_delay_ns;      /* a lone packet's ack waits this long for data to ride on */
 	uint64_t ack_hold_ns;       /* ...but only in a conversation: we sent the peer data
-				   * this recently; otherwise it goes at once */
+				   * this recently; otherwise it goes at once, unless held
+				   * lazily (ack_lazy_ns) */
 	/* A one-way flow's ack waits this long while its sender is seen going on without
 	 * our acks (docs/srd.md, "Lazy acks"), or until this many packets came; 0 = never. */
 	uint64_t ack_lazy_ns;
@@ -325,7 +326,7 @@ bool srd_has_ready(const struct srd_ep *ep);
 /* The next time srd_handle_expiry() has work, or UINT64_MAX. */
 uint64_t srd_expiry(const struct srd_ep *ep);
 /* The same, but up to `slack` later when that work is a plain ack held for data to ride
- * on and nothing else falls due meanwhile: for a driver to whom a timer costs more than
+ * on (not a lazy hold's) and nothing else falls due meanwhile: for a driver to whom a timer costs more than
  * the ack's wait (a thread it must wake), not for one that polls anyway. */
 uint64_t srd_expiry_lax(const struct srd_ep *ep, uint64_t slack);
 /* Runs every timer due by now (retransmissions, RNR waits, held acks, peer timeouts);

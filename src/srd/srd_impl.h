@@ -269,8 +269,9 @@ struct srd_rx {
 	uint32_t unacked;    /* packets since the last ack */
 	uint64_t ack_due_ns; /* a lone packet's ack goes out by then */
 	/*
-	 * Lazy acks (docs/srd.md): the pending ack is held ack_lazy_ns (lazy_hold) from the
-	 * arrival of the whole-message packet that began it (lazy_since_ns). A packet of a
+	 * Lazy acks (docs/srd.md): the pending ack is held (lazy_hold) for the packets that
+	 * arrive from the whole-message packet that began it (lazy_since_ns) to
+	 * ack_lazy_ns later (lazy_end_ns), the kernel's arrival stamps. A packet of a
 	 * later message came SRD_LAZY_BURST_NS or more into the hold (lazy_seen: the sender
 	 * went on without the ack); the newest came at lazy_last_ns (message lazy_msn), the
 	 * widest gap between two was lazy_pace_ns; a probe or a resent packet came
@@ -281,7 +282,7 @@ struct srd_rx {
 	bool lazy_hold, lazy_seen, lazy_spoiled, lazy_trusted;
 	uint16_t lazy_eager, lazy_backoff;
 	uint32_t lazy_msn;
-	uint64_t lazy_since_ns, lazy_last_ns, lazy_pace_ns;
+	uint64_t lazy_since_ns, lazy_end_ns, lazy_last_ns, lazy_pace_ns;
 	bool ack_twice;     /* a duplicate came: our last ack was lost; say it on two paths */
 	uint32_t ack_path;  /* the path our last ack took */
 	bool stale_pending; /* answer with SRD_ACK_F_STALE */

@@ -758,6 +758,21 @@ static void test_lazy_acks(void)
 	CHECK_EQ(ep_stats(s, 1)->ack_lazy_seen, 0);
 	sim_free(s);
 
+	/* A message every 90 us to a receiver off the CPU for 300 us twice: the holds that
+	 * a stall made late still saw the sender go on (only the last, which nothing
+	 * follows, and at most one a stall cut may count as having kept it waiting). */
+	s = pair_plain(24, &c);
+	for (uint32_t i = 0; i < n; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 100, (uint64_t)i * 90 * SIM_NS_PER_US,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+	sim_stall_at(s, 5 * SIM_NS_PER_MS, 1, 300 * SIM_NS_PER_US);
+	sim_stall_at(s, 11 * SIM_NS_PER_MS + 50 * SIM_NS_PER_US, 1, 300 * SIM_NS_PER_US);
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	CHECK(ep_stats(s, 1)->ack_lazy_seen > 0);
+	CHECK(ep_stats(s, 1)->ack_lazy_waited <= 3);
+	sim_free(s);
+
 	/* Messages of five packets every 30 us: a transfer in pieces is never held. */
 	s = pair_plain(23, &c);
 	for (uint32_t i = 0; i < n; i++)
