@@ -222,7 +222,8 @@ void net_engine_pump(struct net_engine *e)
 	for (unsigned n = 0; n < 4 * NET_TX_BATCH; n++) {
 		/* A packet's send time is when it leaves: what is queued leaves first, and
 		 * the clock is read again, so the kernel's copying of earlier packets is not
-		 * counted as the fabric's delay (congestion control reads it as such). */
+		 * counted as the fabric's delay (congestion control reads it as such). A
+		 * full batch is flushed here, not by net_tx_open, for the same fresh clock. */
 		if (e->tx.n == NET_TX_BATCH || queued >= NET_TX_FRESH_BYTES) {
 			net_engine_flush(e);
 			now = sefa_now_ns();

@@ -2,9 +2,8 @@
 /*
  * The transmit batch leaving the engine: grouped by path (a path is a socket, its
  * source port), each group in one send call (sendmmsg; sendmsg for one), and runs of
- * same-sized datagrams to one
- * peer folded into one UDP GSO send so the kernel walks its stack once per run rather
- * than once per datagram. The test hooks (SOFTEFA_FAULT_*) send one at a time.
+ * same-sized datagrams to one peer folded into one UDP GSO send so the kernel walks its
+ * stack once per run rather than once per datagram. The test hooks (SOFTEFA_FAULT_*) send one at a time.
  */
 #include "engine_impl.h"
 

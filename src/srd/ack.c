@@ -40,17 +40,14 @@ static uint32_t host_delay(uint64_t arrived, uint64_t now)
  * when the sender fell silent before its end for over twice its pace (two messages,
  * then a wait for both), all in arrival times: a packet that arrived at or after the
  * end, read late with the hold, went on; so may one that a probe or a resent packet
- * cut short. Then acks leave as
- * before for a while, twice as long after each such hold. One that saw the sender go
- * on lets the next hold too. One cut short otherwise (the ack_lazy_pkts-th packet, a
- * hole, data of ours to ride on) shows nothing new.
+ * cut short. Then acks leave as before for a while, twice as long after each such
+ * hold. One that saw the sender go on lets the next hold too. One cut short otherwise
+ * (the ack_lazy_pkts-th packet, a hole, data of ours to ride on) shows nothing new.
  */
 static void lazy_settle(struct srd_peer *p, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
-	bool ran_out = !rx->ack_urgent && now >= rx->ack_due_ns;
-	bool silent = rx->lazy_last_ns < rx->lazy_end_ns &&
-	              rx->lazy_end_ns - rx->lazy_last_ns > 2 * rx->lazy_pace_ns;
+	bool ran_out, silent;
 
 	if (!rx->lazy_hold) {
 		if (rx->lazy_eager)
@@ -58,6 +55,9 @@ static void lazy_settle(struct srd_peer *p, uint64_t now)
 		return;
 	}
 	rx->lazy_hold = false;
+	ran_out = !rx->ack_urgent && now >= rx->ack_due_ns;
+	silent = rx->lazy_last_ns < rx->lazy_end_ns &&
+	         rx->lazy_end_ns - rx->lazy_last_ns > 2 * rx->lazy_pace_ns;
 	if (rx->lazy_spoiled || (ran_out && (!rx->lazy_seen || silent))) {
 		rx->lazy_trusted = false;
 		rx->lazy_backoff =

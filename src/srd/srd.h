@@ -326,8 +326,9 @@ bool srd_has_ready(const struct srd_ep *ep);
 /* The next time srd_handle_expiry() has work, or UINT64_MAX. */
 uint64_t srd_expiry(const struct srd_ep *ep);
 /* The same, but up to `slack` later when that work is a plain ack held for data to ride
- * on (not a lazy hold's) and nothing else falls due meanwhile: for a driver to whom a timer costs more than
- * the ack's wait (a thread it must wake), not for one that polls anyway. */
+ * on (not a lazy hold's) and nothing else falls due meanwhile: for a driver to whom a
+ * timer costs more than the ack's wait (a thread it must wake), not for one that polls
+ * anyway. */
 uint64_t srd_expiry_lax(const struct srd_ep *ep, uint64_t slack);
 /* Runs every timer due by now (retransmissions, RNR waits, held acks, peer timeouts);
  * packets it makes due come out of srd_write_pkt. */

@@ -696,6 +696,14 @@ static void test_probe_loss_timer(void)
 	sim_free(s);
 }
 
+/* n messages of len bytes from host 0 to host 1, one every gap_ns from time 0. */
+static void post_stream(struct sim *s, uint32_t n, uint32_t len, uint64_t gap_ns)
+{
+	for (uint32_t i = 0; i < n; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, len, i * gap_ns, SIM_OP_OK, 0) !=
+		        UINT32_MAX);
+}
+
 /*
  * Lazy acks (docs/srd.md): a one-way flow whose sender goes on without our acks (a
  * message every 30 us, none waiting for the last) is acked for several messages at a
@@ -711,9 +719,7 @@ static void test_lazy_acks(void)
 	const uint32_t n = 200, waits = 64;
 	uint32_t slow = 0;
 
-	for (uint32_t i = 0; i < n; i++)
-		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 100, (uint64_t)i * 30 * SIM_NS_PER_US,
-		                 SIM_OP_OK, 0) != UINT32_MAX);
+	post_stream(s, n, 100, 30 * SIM_NS_PER_US);
 	CHECK(run(s));
 	check_delivery(s, 0, n);
 	CHECK(ep_stats(s, 1)->ack_lazy_seen > 0);
@@ -762,9 +768,7 @@ static void test_lazy_acks(void)
 	 * a stall made late still saw the sender go on (only the last, which nothing
 	 * follows, and at most one a stall cut may count as having kept it waiting). */
 	s = pair_plain(24, &c);
-	for (uint32_t i = 0; i < n; i++)
-		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 100, (uint64_t)i * 90 * SIM_NS_PER_US,
-		                 SIM_OP_OK, 0) != UINT32_MAX);
+	post_stream(s, n, 100, 90 * SIM_NS_PER_US);
 	sim_stall_at(s, 5 * SIM_NS_PER_MS, 1, 300 * SIM_NS_PER_US);
 	sim_stall_at(s, 11 * SIM_NS_PER_MS + 50 * SIM_NS_PER_US, 1, 300 * SIM_NS_PER_US);
 	CHECK(run(s));
@@ -775,9 +779,7 @@ static void test_lazy_acks(void)
 
 	/* Messages of five packets every 30 us: a transfer in pieces is never held. */
 	s = pair_plain(23, &c);
-	for (uint32_t i = 0; i < n; i++)
-		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 5 * c.mss, (uint64_t)i * 30 * SIM_NS_PER_US,
-		                 SIM_OP_OK, 0) != UINT32_MAX);
+	post_stream(s, n, 5 * c.mss, 30 * SIM_NS_PER_US);
 	CHECK(run(s));
 	check_delivery(s, 0, n);
 	CHECK_EQ(ep_stats(s, 1)->ack_lazy_seen + ep_stats(s, 1)->ack_lazy_waited, 0);
