@@ -202,7 +202,8 @@ struct net_progress {
 	bool stopping;
 	int epfd;
 	int wakefd;
-	bool rx_armed; /* fds[0] is in the epoll interest set */
+	bool rx_armed;  /* an arrival on fds[0] wakes the thread (once) */
+	bool rx_listed; /* fds[0] is in the epoll interest set, armed or spent */
 	/* Parked by itself: when the thread looks again (its own wait's timeout), 0
 	 * otherwise. Set and cleared locked; the thread reads it, and moves a look it
 	 * took on, without the lock (a compare-and-swap: one cleared meanwhile stays). */
