@@ -46,6 +46,8 @@
 #define NET_PEER_HASH  1024
 /* A poll finding entries still reads the socket if no poll has for this long. */
 #define NET_RX_STALE_NS 50000ull
+/* A read this soon after one found the socket empty is a probe (rx.c, probe_read). */
+#define NET_RX_PROBE_NS 10000ull
 /* Held SRD sends leave after this long, or when NET_TX_BATCH of them wait. */
 #define NET_DEFER_NS 50000ull
 /* An ack held for data to ride on waits this much longer when only the progress thread
@@ -185,12 +187,13 @@ struct net_rx {
 	struct iovec iov[NET_RX_BATCH];
 	struct sockaddr_in addr[NET_RX_BATCH];
 	union net_rx_ctrl ctrl[NET_RX_BATCH];
-	uint64_t now;     /* when the batch being dispatched was read (service.c reads it) */
-	uint64_t arrived; /* when the datagram being dispatched came to the host, or 0 */
-	bool stamps;      /* the kernel stamps each datagram with its arrival (SO_TIMESTAMPNS) */
-	unsigned vlen;    /* datagrams the next read asks for */
-	bool direct;      /* the last datagram was a large RDMA one: peek at the next */
-	bool auth_warned; /* a datagram's authentication disagreed with ours: said once */
+	uint64_t now;      /* when the batch being dispatched was read (service.c reads it) */
+	uint64_t arrived;  /* when the datagram being dispatched came to the host, or 0 */
+	bool stamps;       /* the kernel stamps each datagram with its arrival (SO_TIMESTAMPNS) */
+	unsigned vlen;     /* datagrams the next read asks for */
+	uint64_t empty_ns; /* when a read began that found the socket empty, 0 after data */
+	bool direct;       /* the last datagram was a large RDMA one: peek at the next */
+	bool auth_warned;  /* a datagram's authentication disagreed with ours: said once */
 	uint8_t hdr[SRD_DATA_MAX_HDR]; /* a peeked header */
 };
 
@@ -289,17 +292,19 @@ static inline struct srd_addr net_srd_addr(const struct sockaddr_in *sa)
  * datagram on a ping-pong, measured on AMD EPYC family 25 model 17.)
  */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define net_recvmmsg(fd, m, n, fl) recvmmsg(fd, m, n, fl, NULL)
-#define net_sendmmsg(fd, m, n, fl) sendmmsg(fd, m, n, fl)
-#define net_recvmsg(fd, m, fl)     recvmsg(fd, m, fl)
-#define net_sendmsg(fd, m, fl)     sendmsg(fd, m, fl)
+#define net_recvmmsg(fd, m, n, fl)        recvmmsg(fd, m, n, fl, NULL)
+#define net_sendmmsg(fd, m, n, fl)        sendmmsg(fd, m, n, fl)
+#define net_recvmsg(fd, m, fl)            recvmsg(fd, m, fl)
+#define net_recvfrom(fd, b, n, fl, a, al) recvfrom(fd, b, n, fl, a, al)
+#define net_sendmsg(fd, m, fl)            sendmsg(fd, m, fl)
 #else
 #include <sys/syscall.h>
 #include <unistd.h>
-#define net_recvmmsg(fd, m, n, fl) ((int)syscall(SYS_recvmmsg, fd, m, n, fl, NULL))
-#define net_sendmmsg(fd, m, n, fl) ((int)syscall(SYS_sendmmsg, fd, m, n, fl))
-#define net_recvmsg(fd, m, fl)     ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
-#define net_sendmsg(fd, m, fl)     ((ssize_t)syscall(SYS_sendmsg, fd, m, fl))
+#define net_recvmmsg(fd, m, n, fl)        ((int)syscall(SYS_recvmmsg, fd, m, n, fl, NULL))
+#define net_sendmmsg(fd, m, n, fl)        ((int)syscall(SYS_sendmmsg, fd, m, n, fl))
+#define net_recvmsg(fd, m, fl)            ((ssize_t)syscall(SYS_recvmsg, fd, m, fl))
+#define net_recvfrom(fd, b, n, fl, a, al) ((ssize_t)syscall(SYS_recvfrom, fd, b, n, fl, a, al))
+#define net_sendmsg(fd, m, fl)            ((ssize_t)syscall(SYS_sendmsg, fd, m, fl))
 #endif
 
 /* What recvmmsg (non-blocking) and sendmmsg answer for n messages, one message going by
@@ -423,8 +428,9 @@ void net_rx_fini(struct net_engine *e);
 /* Whether the datagram first in the receive socket looks like an RDMA write or read
  * request (a peek, trusted for nothing but whom to wake). Needs no lock. */
 bool net_rx_head_is_target_work(struct net_engine *e);
-/* Reads and dispatches pending datagrams without blocking (locked); how many. */
-unsigned net_rx_read(struct net_engine *e);
+/* Reads and dispatches pending datagrams without blocking (locked), the caller's clock
+ * read at now, before the lock; how many. */
+unsigned net_rx_read(struct net_engine *e, uint64_t now);
 /*
  * One received buffer of len bytes from `from`, read at now (locked): a datagram, or
  * with GRO (0 < seg < len) several of one sender, all seg bytes but the last, each

@@ -401,8 +401,53 @@ static int rx_direct(struct net_engine *e)
 	return 1;
 }
 
-/* The socket read in batches until it is empty; how many datagrams. */
-static unsigned rx_batches(struct net_engine *e)
+/*
+ * The read right after one found the socket empty (a poller's next turn; most such
+ * reads find nothing again), begun at now: recvfrom, which the kernel serves for less
+ * than recvmsg (no message header or iovec to copy in: an empty read 275 against 430
+ * ns, AMD EPYC family 25 model 17) and which brings no control messages. Neither is
+ * missed. The datagram came after the empty read began, at most NET_RX_PROBE_NS
+ * before this one: that moment is its arrival, a bound the kernel's stamp would only
+ * narrow. A buffer GRO coalesced is told by the length its first datagram states,
+ * the size of every segment but the last; a false statement splits nothing but the
+ * sender's own bytes, which then fail their checks. How many datagrams it read (0 or
+ * 1): one goes straight back to the caller, as after rx_batches' lone datagram.
+ */
+static unsigned probe_read(struct net_engine *e, uint64_t now)
+{
+	struct net_counters *c = net_ctr(e);
+	socklen_t fl = sizeof(e->rx.addr[0]);
+	uint8_t *buf = e->rx.iov[0].iov_base;
+	uint64_t arrived = e->rx.empty_ns;
+	ssize_t n = net_recvfrom(e->sock.fds[0], buf, e->rx.slot, MSG_DONTWAIT | MSG_TRUNC,
+	                         (struct sockaddr *)&e->rx.addr[0], &fl);
+	size_t seg;
+
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			e->rx.empty_ns = now;
+		return 0; /* EINTR too: the caller polls again */
+	}
+	e->rx.now = sefa_now_ns();
+	e->rx.empty_ns = 0;
+	e->rx.vlen = NET_RX_BATCH; /* data after data: a backlog */
+	if ((size_t)n > e->rx.slot || fl != sizeof(e->rx.addr[0])) {
+		/* Larger than any valid packet (MSG_TRUNC: its whole length), or not IPv4. */
+		if (e->trace && fl == sizeof(e->rx.addr[0]))
+			trace_received(e, &e->rx.addr[0], &(struct iovec){buf, e->rx.slot}, 1);
+		c->rx_pkts++;
+		c->rx_malformed++;
+		return 1;
+	}
+	seg = e->rx.gro ? srd_wire_dgram_len(buf, (size_t)n) : 0;
+	net_rx_buffer(e, buf, (size_t)n, seg && seg < (size_t)n ? seg : (size_t)n, &e->rx.addr[0],
+	              e->rx.now, arrived);
+	return 1;
+}
+
+/* The socket read in batches until it is empty, the first read begun at now; how many
+ * datagrams. */
+static unsigned rx_batches(struct net_engine *e, uint64_t now)
 {
 	unsigned total = 0;
 	uint64_t wall;
@@ -418,8 +463,11 @@ static unsigned rx_batches(struct net_engine *e)
 		 * Data found right after data means a backlog: ask for a whole batch.
 		 */
 		e->rx.vlen = n > 0 ? NET_RX_BATCH : 1;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			e->rx.empty_ns = batch ? 0 : now; /* a later batch: now is long past */
 		if (n <= 0)
-			break;             /* EINTR too: the caller polls again */
+			break; /* EINTR too: the caller polls again */
+		e->rx.empty_ns = 0;
 		e->rx.now = sefa_now_ns(); /* when these were read, for the SRD core */
 		wall = e->rx.stamps ? sefa_wall_ns() : 0;
 		for (int i = 0; i < n; i++) {
@@ -457,7 +505,7 @@ static unsigned rx_batches(struct net_engine *e)
 	return total;
 }
 
-unsigned net_rx_read(struct net_engine *e)
+unsigned net_rx_read(struct net_engine *e, uint64_t now)
 {
 	unsigned total = 0;
 
@@ -475,5 +523,7 @@ unsigned net_rx_read(struct net_engine *e)
 	}
 	if (e->rx.direct)
 		return total; /* a whole batch in place: the caller gets its thread back */
-	return total + rx_batches(e);
+	if (e->rx.vlen == 1 && e->rx.empty_ns && now - e->rx.empty_ns <= NET_RX_PROBE_NS)
+		return total + probe_read(e, now);
+	return total + rx_batches(e, now);
 }

@@ -12,7 +12,7 @@ unsigned net_engine_service(struct net_engine *e, uint64_t now)
 {
 	unsigned served = 0;
 
-	if (net_rx_read(e)) {
+	if (net_rx_read(e, now)) {
 		served |= NET_SERVED_RX;
 		now = e->rx.now; /* read after the lock was taken and the datagrams came */
 		/* Acks for what arrived, and whatever completions let the application send. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "wire.h"
+#include "auth.h"
 
 #include <string.h>
 
@@ -62,6 +63,38 @@ int srd_wire_peek_type(const uint8_t *pkt, size_t len)
 bool srd_wire_authenticated(const uint8_t *pkt, size_t len)
 {
 	return len >= 4 && (pkt[3] & SRD_PKT_F_AUTH);
+}
+
+size_t srd_wire_dgram_len(const uint8_t *pkt, size_t avail)
+{
+	int type = srd_wire_peek_type(pkt, avail);
+	size_t len;
+
+	switch (type) {
+	case SRD_PKT_UD:
+	case SRD_PKT_UD_FRAG:
+		if (avail < SRD_UD_HDR_LEN)
+			return 0;
+		len = (type == SRD_PKT_UD ? SRD_UD_HDR_LEN : SRD_UD_FRAG_HDR_LEN) + get16(pkt + 20);
+		break;
+	case SRD_PKT_DATA:
+		if (avail < SRD_DATA_HDR_LEN || pkt[DATA_OPCODE_OFF] > SRD_OP_READ_RESP)
+			return 0;
+		len = srd_data_hdr_len(pkt[DATA_OPCODE_OFF]) + get16(pkt + 50);
+		break;
+	case SRD_PKT_ACK:
+		if (avail < SRD_ACK_HDR_LEN)
+			return 0;
+		len = SRD_ACK_HDR_LEN + (pkt[24] & SRD_ACK_F_HOST ? SRD_ACK_HOST_LEN : 0) +
+		      8u * ((size_t)pkt[6] + pkt[7]);
+		break;
+	case SRD_PKT_PROBE:
+		len = SRD_PROBE_LEN;
+		break;
+	default:
+		return 0;
+	}
+	return len + (pkt[3] & SRD_PKT_F_AUTH ? SRD_AUTH_TRAILER_LEN : 0);
 }
 
 int srd_wire_sender(const uint8_t *pkt, size_t len, const struct srd_addr *from,

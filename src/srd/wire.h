@@ -238,6 +238,13 @@ bool srd_wire_refusal(uint8_t status);
 int srd_wire_peek_type(const uint8_t *pkt, size_t len);
 /* Whether the prefix says the datagram carries an authentication trailer. */
 bool srd_wire_authenticated(const uint8_t *pkt, size_t len);
+
+/*
+ * The length the datagram at pkt states for itself (its header, payload and, when
+ * authenticated, trailer), from the first avail bytes; 0 when they cannot tell (too
+ * short, not ours, an unknown opcode). A claim only: decoding still checks it.
+ */
+size_t srd_wire_dgram_len(const uint8_t *pkt, size_t avail);
 /*
  * The engine a datagram from `from` (its real source address and port) names itself
  * as: that address and the base port every packet type carries at byte 4, if `from`

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The wire codec: UD round trips and every malformed form rejected; the statuses SRD
  * acks and read answers may carry. */
+#include "../../src/srd/auth.h"
 #include "../../src/srd/wire.h"
 #include "../../src/util/rng.h"
 #include "check.h"
@@ -346,8 +347,64 @@ static void test_host_delay(void)
 	CHECK_EQ(srd_data_decode(d, n + 4, &hg, &payload), 0);
 }
 
+/* The length a datagram states for itself, which splits a buffer GRO coalesced when
+ * no control message says the segment size: every type's, with and without a trailer,
+ * and 0 when the header is cut short or not ours. */
+static void check_stated(uint8_t *buf, size_t n)
+{
+	CHECK_EQ(srd_wire_dgram_len(buf, n), n);
+	CHECK_EQ(srd_wire_dgram_len(buf, n + 100), n); /* what follows is not its own */
+	buf[3] |= SRD_PKT_F_AUTH;
+	CHECK_EQ(srd_wire_dgram_len(buf, n), n + SRD_AUTH_TRAILER_LEN);
+	buf[3] &= (uint8_t)~SRD_PKT_F_AUTH;
+	buf[0] ^= 1; /* not ours */
+	CHECK_EQ(srd_wire_dgram_len(buf, n), 0);
+	buf[0] ^= 1;
+}
+
+static void test_stated_len(void)
+{
+	uint8_t buf[SRD_DATA_MAX_HDR + SRD_ACK_MAX_LEN + 64];
+	struct srd_ud_hdr u = {.src_port = 4791, .dst_qpn = 7, .src_qpn = 9, .payload_len = 40};
+	struct srd_ud_frag f = {.src_epoch = 3, .msg_id = 1, .msg_len = 100, .offset = 60};
+	struct srd_data_hdr d = {.src_port = 4791, .src_epoch = 3, .payload_len = 33};
+	struct srd_ack_hdr a = {.src_port = 4791,
+	                        .src_epoch = 5,
+	                        .dst_epoch = 6,
+	                        .nsack = 2,
+	                        .nnak = 1,
+	                        .flags = SRD_ACK_F_HOST,
+	                        .host_delay = 9,
+	                        .sack = {{20, 2}, {30, 1}},
+	                        .nak = {{12, SRD_REMOTE_RNR}}};
+	struct srd_probe_hdr p = {.src_port = 4791, .src_epoch = 7, .dst_epoch = 8, .probe = 1};
+	size_t n;
+
+	memset(buf, 0, sizeof(buf));
+	check_stated(buf, build(buf, 40));
+	n = srd_ud_frag_encode(buf, &u, &f);
+	check_stated(buf, n + u.payload_len);
+	for (uint8_t op = SRD_OP_SEND; op <= SRD_OP_READ_RESP; op++) {
+		d.opcode = op;
+		n = srd_data_encode(buf, &d);
+		check_stated(buf, n + d.payload_len);
+		CHECK_EQ(srd_wire_dgram_len(buf, SRD_DATA_HDR_LEN - 1), 0);
+	}
+	buf[48] = SRD_OP_READ_RESP + 1; /* an opcode nobody sends */
+	CHECK_EQ(srd_wire_dgram_len(buf, SRD_DATA_MAX_HDR), 0);
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(n, SRD_ACK_HDR_LEN + SRD_ACK_HOST_LEN + 3 * 8);
+	check_stated(buf, n);
+	CHECK_EQ(srd_wire_dgram_len(buf, SRD_ACK_HDR_LEN - 1), 0);
+	a.flags = 0;
+	check_stated(buf, srd_ack_encode(buf, &a));
+	check_stated(buf, srd_probe_encode(buf, &p));
+	CHECK_EQ(srd_wire_dgram_len(buf, 3), 0);
+}
+
 int main(void)
 {
+	test_stated_len();
 	test_dup_report();
 	test_probe();
 	test_host_delay();
