@@ -73,14 +73,24 @@
 
 enum { EV_WAKE = 1, EV_TIMER, EV_RX, EV_WATCH };
 
+/*
+ * The thread on the socket (locked). The interest set may not be as rx_listed says: a
+ * forked child that goes on using the engine shares it, and may have taken the
+ * socket out or put it in; the other operation is tried then.
+ */
 static void rx_arm(struct net_engine *e)
 {
 	struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u32 = EV_RX};
 	int op = e->prog.rx_listed ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	int err;
 
 	if (e->prog.rx_armed)
 		return;
-	if (epoll_ctl(e->prog.epfd, op, e->sock.fds[0], &ev) == 0)
+	err = epoll_ctl(e->prog.epfd, op, e->sock.fds[0], &ev);
+	if (err && (errno == ENOENT || errno == EEXIST))
+		err = epoll_ctl(e->prog.epfd, op == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD,
+		                e->sock.fds[0], &ev);
+	if (!err)
 		e->prog.rx_armed = e->prog.rx_listed = true;
 }
 
@@ -163,7 +173,9 @@ static bool app_will_read(struct net_engine *e, uint64_t at)
  */
 static void rx_unarm(struct net_engine *e)
 {
-	if (e->prog.rx_listed && epoll_ctl(e->prog.epfd, EPOLL_CTL_DEL, e->sock.fds[0], NULL) == 0)
+	/* (ENOENT: out already, by a forked child sharing the set; see rx_arm.) */
+	if (e->prog.rx_listed &&
+	    (epoll_ctl(e->prog.epfd, EPOLL_CTL_DEL, e->sock.fds[0], NULL) == 0 || errno == ENOENT))
 		e->prog.rx_armed = e->prog.rx_listed = false;
 }
 

@@ -406,12 +406,12 @@ static int rx_direct(struct net_engine *e)
  * reads find nothing again), begun at now: recvfrom, which the kernel serves for less
  * than recvmsg (no message header or iovec to copy in: an empty read 275 against 430
  * ns, AMD EPYC family 25 model 17) and which brings no control messages. Neither is
- * missed. The datagram came after the empty read began, at most NET_RX_PROBE_NS
- * before this one: that moment is its arrival, a bound the kernel's stamp would only
- * narrow. A buffer GRO coalesced is told by the length its first datagram states,
- * the size of every segment but the last; a false statement splits nothing but the
- * sender's own bytes, which then fail their checks. How many datagrams it read (0 or
- * 1): one goes straight back to the caller, as after rx_batches' lone datagram.
+ * missed. The datagram came after the empty read began: that moment is its arrival
+ * when the read returns within NET_RX_PROBE_NS of it (a bound the kernel's stamp would
+ * only narrow), else (the caller was held up between its clock and the read) it is
+ * unknown, and counted so. A buffer GRO coalesced is split by srd_wire_run_seg. How many
+ * datagrams it read (0 or 1): one goes straight back to the caller, as after
+ * rx_batches' lone datagram.
  */
 static unsigned probe_read(struct net_engine *e, uint64_t now)
 {
@@ -421,7 +421,6 @@ static unsigned probe_read(struct net_engine *e, uint64_t now)
 	uint64_t arrived = e->rx.empty_ns;
 	ssize_t n = net_recvfrom(e->sock.fds[0], buf, e->rx.slot, MSG_DONTWAIT | MSG_TRUNC,
 	                         (struct sockaddr *)&e->rx.addr[0], &fl);
-	size_t seg;
 
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -431,6 +430,10 @@ static unsigned probe_read(struct net_engine *e, uint64_t now)
 	e->rx.now = sefa_now_ns();
 	e->rx.empty_ns = 0;
 	e->rx.vlen = NET_RX_BATCH; /* data after data: a backlog */
+	if (e->rx.now - arrived > NET_RX_PROBE_NS) {
+		arrived = 0;
+		c->rx_unstamped++;
+	}
 	if ((size_t)n > e->rx.slot || fl != sizeof(e->rx.addr[0])) {
 		/* Larger than any valid packet (MSG_TRUNC: its whole length), or not IPv4. */
 		if (e->trace && fl == sizeof(e->rx.addr[0]))
@@ -439,9 +442,8 @@ static unsigned probe_read(struct net_engine *e, uint64_t now)
 		c->rx_malformed++;
 		return 1;
 	}
-	seg = e->rx.gro ? srd_wire_dgram_len(buf, (size_t)n) : 0;
-	net_rx_buffer(e, buf, (size_t)n, seg && seg < (size_t)n ? seg : (size_t)n, &e->rx.addr[0],
-	              e->rx.now, arrived);
+	net_rx_buffer(e, buf, (size_t)n, e->rx.gro ? srd_wire_run_seg(buf, (size_t)n) : (size_t)n,
+	              &e->rx.addr[0], e->rx.now, arrived);
 	return 1;
 }
 

@@ -246,6 +246,12 @@ bool srd_wire_authenticated(const uint8_t *pkt, size_t len);
  */
 size_t srd_wire_dgram_len(const uint8_t *pkt, size_t avail);
 /*
+ * The segment size of a buffer of n bytes that GRO may have coalesced, read with no
+ * control message to say it (every segment that size but the last, which may be
+ * shorter); n for a lone datagram. From the lengths the datagrams state (wire.c).
+ */
+size_t srd_wire_run_seg(const uint8_t *buf, size_t n);
+/*
  * The engine a datagram from `from` (its real source address and port) names itself
  * as: that address and the base port every packet type carries at byte 4, if `from`
  * is one of that engine's ports (srd_sender_ok). 0 and *id, or SRD_ERR_SHORT or

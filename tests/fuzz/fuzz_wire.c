@@ -207,11 +207,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *pkt = malloc(size ? size : 1);
 	size_t beyond = size ? data[size - 1] : 0;
 	unsigned decoded = 0;
+	size_t seg;
 
 	if (!pkt)
 		return 0;
 	memcpy(pkt, data, size);
 	check_prefix(pkt, size);
+	/* A run's segment size (srd_wire_run_seg) lies inside the buffer, and splits it
+	 * into pieces the receive path can walk. */
+	seg = srd_wire_run_seg(pkt, size);
+	FUZZ_CHECK(seg <= size && (seg > 0 || size == 0));
 	/* The decoders ignore the authentication bit (the receiver checks and strips the
 	 * trailer first): the body's checks below are those of the same bytes without it. */
 	if (size >= 4)
@@ -223,6 +228,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	decoded += check_probe(pkt, size);
 	/* At most one decoder takes any datagram: the type byte picks it. */
 	FUZZ_CHECK(decoded <= 1);
+	/* And what one takes states its own length (GRO runs are split by it). */
+	FUZZ_CHECK(!decoded || srd_wire_dgram_len(pkt, size) == size);
 	free(pkt);
 	return 0;
 }

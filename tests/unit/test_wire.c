@@ -402,8 +402,49 @@ static void test_stated_len(void)
 	CHECK_EQ(srd_wire_dgram_len(buf, 3), 0);
 }
 
+/* A run as GRO hands it over (every datagram of one size but the last) split by the
+ * lengths its datagrams state, when no control message says the size: a stranger's
+ * datagram first or further on costs the run nothing. */
+static void test_run_seg(void)
+{
+	uint8_t run[5 * 94], odd[20 + 94];
+	struct srd_data_hdr d = {.src_port = 4791, .src_epoch = 3, .payload_len = 30};
+	struct srd_probe_hdr p = {.src_port = 4791, .src_epoch = 7, .dst_epoch = 8, .probe = 1};
+	struct srd_ud_hdr u = {.src_port = 4791, .payload_len = 60000};
+	size_t n = 4 * 94 + 74;
+
+	memset(run, 0, sizeof(run));
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(srd_data_encode(run + 94 * i, &d) + d.payload_len, 94);
+	d.payload_len = 10; /* the last, shorter */
+	srd_data_encode(run + 4 * 94, &d);
+	CHECK_EQ(srd_wire_run_seg(run, 94), 94); /* one datagram */
+	CHECK_EQ(srd_wire_run_seg(run, n), 94);
+	CHECK_EQ(srd_wire_run_seg(run, 2 * 94), 94);
+	/* A stranger's first: stating less, more, or nothing at all. */
+	srd_probe_encode(run, &p);
+	CHECK_EQ(srd_wire_run_seg(run, n), 94);
+	srd_ud_encode(run, &u);
+	CHECK_EQ(srd_wire_run_seg(run, n), 94);
+	memset(run, 0x5e, 94);
+	CHECK_EQ(srd_wire_run_seg(run, n), 94);
+	/* One further on (of the run's size, as GRO requires) stating nonsense. */
+	d.payload_len = 30;
+	srd_data_encode(run, &d);
+	memset(run + 2 * 94, 0x5e, 94);
+	CHECK_EQ(srd_wire_run_seg(run, n), 94);
+	/* Nothing fits: one datagram, which its own checks refuse. */
+	memset(run, 0x5e, sizeof(run));
+	CHECK_EQ(srd_wire_run_seg(run, sizeof(run)), sizeof(run));
+	srd_probe_encode(odd, &p); /* states 20 of 114, and the rest states nothing */
+	memset(odd + 20, 0, sizeof(odd) - 20);
+	CHECK_EQ(srd_wire_run_seg(odd, sizeof(odd)), 20);
+	CHECK_EQ(srd_wire_run_seg(odd, 20), 20);
+}
+
 int main(void)
 {
+	test_run_seg();
 	test_stated_len();
 	test_dup_report();
 	test_probe();
