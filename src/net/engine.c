@@ -42,14 +42,17 @@ static bool engine_free(struct net_engine *e)
 /*
  * A forked child that goes on with an inherited engine must not repeat its parent's
  * key stream (one-time keys used twice let an observer forge): each engine it holds
- * takes a new salt. No lock: the child has one thread, and a lock another thread of the
+ * takes a new salt. Nor may it connect the sockets it shares with its parent
+ * (net_sock_connected). No lock: the child has one thread, and a lock another thread of the
  * parent held is held for ever in the child.
  */
-static void auth_after_fork(void)
+static void after_fork(void)
 {
 	for (unsigned i = 0; i < SEFA_MAX_DEVICES; i++) {
 		uint64_t salt;
 
+		if (engines[i])
+			engines[i]->sock.inherited = true; /* see net_sock_connected */
 		if (engines[i] && engines[i]->auth &&
 		    getrandom(&salt, sizeof(salt), 0) == sizeof(salt))
 			srd_auth_resalt(engines[i]->auth, salt);
@@ -58,9 +61,9 @@ static void auth_after_fork(void)
 	}
 }
 
-static void auth_fork_hook(void)
+static void fork_hook(void)
 {
-	pthread_atfork(NULL, NULL, auth_after_fork);
+	pthread_atfork(NULL, NULL, after_fork);
 }
 
 /*
@@ -74,14 +77,11 @@ static int auth_start(struct net_engine *e, const struct sefa_config *cfg)
 	uint64_t salt;
 	int err;
 
-	static pthread_once_t hooked = PTHREAD_ONCE_INIT;
-
 	if (!cfg->auth) {
 		sefa_log(SEFA_LOG_INFO, "efa_%u: SOFTEFA_AUTH=0: datagrams are not authenticated",
 		         e->dev_index);
 		return 0;
 	}
-	pthread_once(&hooked, auth_fork_hook);
 	err = sefa_secret_load(cfg, secret);
 	if (err)
 		return err;
@@ -159,10 +159,12 @@ fail:
 
 int net_engine_acquire(unsigned dev_index, struct net_engine **out)
 {
+	static pthread_once_t hooked = PTHREAD_ONCE_INIT;
 	int err = 0;
 
 	if (dev_index >= SEFA_MAX_DEVICES)
 		return -ENODEV;
+	pthread_once(&hooked, fork_hook);
 	sefa_lock(&engines_lock);
 	if (!engines[dev_index])
 		err = engine_create(dev_index, &engines[dev_index]);

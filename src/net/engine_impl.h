@@ -83,6 +83,12 @@ struct net_sock {
 	struct sockaddr_in local;
 	uint16_t base_port;
 	uint32_t max_datagram; /* the largest the paths carry without IP fragmentation */
+	/* Paths 1.. send from sockets connected to the peer they last settled on (sock.c,
+	 * net_sock_connected); sin_port 0: none yet. */
+	struct sockaddr_in conn[SEFA_MAX_PATHS];
+	uint8_t conn_misses[SEFA_MAX_PATHS]; /* sends elsewhere in a row */
+	bool conn_tried[SEFA_MAX_PATHS];     /* a connect was made (or failed) */
+	bool inherited; /* a forked child's copy: its sockets' connections are the parent's */
 };
 
 /* peer.c: by AH number (dense array) and by (ip, port). */
@@ -339,6 +345,7 @@ static inline int net_send_batch(int fd, struct mmsghdr *m, unsigned n)
 uint32_t net_max_datagram(const struct sefa_config *cfg);
 int net_sock_open_all(struct net_sock *s, unsigned dev_index, const struct sefa_config *cfg);
 void net_sock_close_all(struct net_sock *s);
+void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n);
 /* Probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro);
 

@@ -306,10 +306,13 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 	/* A lone datagram (the latency path) goes as it is. */
 	if (cnt > 1) {
 		nout = gso_fold(e, msgs, cnt, fold, units);
-		out = fold;
 	} else {
 		units[0] = (struct tx_unit){0, 1};
+		fold[0] = msgs[0];
 	}
+	/* (On copies: the trace shows msgs, with their addresses.) */
+	out = fold;
+	net_sock_connected(&e->sock, path, out, nout);
 
 	while (i < nout) {
 		int n = net_send_batch(e->sock.fds[path], out + i, nout - i);
