@@ -105,7 +105,8 @@
 	X(idle_poll_sleeps, "polls that slept: an idle poller on a CPU others wanted")          \
 	X(idle_poll_wakes, "sleeping polls woken by a completion or a counter moving")          \
 	X(srd_ack_lazy_seen, "SRD acks held while their sender went on without them")           \
-	X(srd_ack_lazy_waited, "SRD acks held lazily that may have kept a sender waiting")
+	X(srd_ack_lazy_waited, "SRD acks held lazily that may have kept a sender waiting")      \
+	X(tx_refused_again, "sends tried again: a connected path reported a closed port (ICMP)")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -345,7 +345,8 @@ static inline int net_send_batch(int fd, struct mmsghdr *m, unsigned n)
 uint32_t net_max_datagram(const struct sefa_config *cfg);
 int net_sock_open_all(struct net_sock *s, unsigned dev_index, const struct sefa_config *cfg);
 void net_sock_close_all(struct net_sock *s);
-void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n);
+void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n,
+                        bool may_connect);
 /* Probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro);
 

@@ -167,11 +167,14 @@ static bool same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
  * and moves once NET_CONNECT_AFTER sends in a row went elsewhere. Not path 0's:
  * it is also the receive socket, which a connection would close to every other
  * sender. Nor in a forked child that goes on with the engine: the sockets are shared,
- * and a connection it made would send its parent's datagrams to its own peer. A
- * connected socket reports a peer's closed port (ICMP) on its next send, which fails:
- * a drop, as on a wire.
+ * and a connection it made would send its parent's datagrams to its own peer. Nor
+ * once a datagram of the call lost its address (may_connect false then): it would go
+ * to the new peer. A connected socket reports a peer's closed port (ICMP) on its next
+ * send, whatever its destination, which fails having sent nothing: send_path tries
+ * that send once more.
  */
-void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n)
+void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n,
+                        bool may_connect)
 {
 	if (path == 0 || s->inherited)
 		return;
@@ -182,7 +185,10 @@ void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, un
 		if (!to || h->msg_namelen != sizeof(*to))
 			continue;
 		if (!s->conn[path].sin_port || !same_addr(&s->conn[path], to)) {
-			if (s->conn_tried[path] && ++s->conn_misses[path] < NET_CONNECT_AFTER)
+			/* Never once a datagram here lost its address to the connection: it
+			 * would go to the new peer. */
+			if ((s->conn_tried[path] && ++s->conn_misses[path] < NET_CONNECT_AFTER) ||
+			    !may_connect)
 				continue;
 			s->conn_tried[path] = true;
 			s->conn_misses[path] = 0;
@@ -195,6 +201,7 @@ void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, un
 		s->conn_misses[path] = 0;
 		h->msg_name = NULL;
 		h->msg_namelen = 0;
+		may_connect = false;
 	}
 }
 

@@ -8,6 +8,7 @@
 #include "engine_impl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,13 +296,16 @@ __attribute__((cold, noinline)) static void trace_units(struct net_engine *e, un
 			trace_sent(e, path, &msgs[units[k].first + s].msg_hdr);
 }
 
-/* One send call per path, for the datagrams of one path in batch order. */
-static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt)
+/* One send call per path, for the datagrams of one path in batch order; nested: a run
+ * of an outer call's, whose later datagrams may have lost their address already to the
+ * socket's connection (which must not move then). */
+static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs, unsigned cnt,
+                      bool nested)
 {
 	struct net_counters *c = net_ctr(e);
 	struct mmsghdr fold[NET_TX_BATCH], *out = msgs;
 	struct tx_unit units[NET_TX_BATCH];
-	unsigned nout = 1, i = 0;
+	unsigned nout = 1, i = 0, retried = UINT_MAX;
 
 	/* A lone datagram (the latency path) goes as it is. */
 	if (cnt > 1) {
@@ -312,7 +316,7 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 	}
 	/* (On copies: the trace shows msgs, with their addresses.) */
 	out = fold;
-	net_sock_connected(&e->sock, path, out, nout);
+	net_sock_connected(&e->sock, path, out, nout, !nested);
 
 	while (i < nout) {
 		int n = net_send_batch(e->sock.fds[path], out + i, nout - i);
@@ -323,6 +327,14 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 
 			if (n < 0 && err == EINTR)
 				continue;
+			/* A connected socket's report of a closed port (ICMP), for an earlier
+			 * datagram, maybe to another peer: reported (and cleared) by this call,
+			 * which sent nothing. Once more. */
+			if (n < 0 && err == ECONNREFUSED && retried != i) {
+				retried = i;
+				c->tx_refused_again++;
+				continue;
+			}
 			if (units[i].segs > 1 && (err == EINVAL || err == EIO)) {
 				/* This path (a device without segmentation, an MTU below the
 				 * segment) refuses GSO: stop folding; this run goes one by one. */
@@ -330,7 +342,7 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 				         "UDP GSO refused (%s): sending datagrams singly",
 				         strerror(err));
 				e->tx.gso = false;
-				send_path(e, path, msgs + units[i].first, units[i].segs);
+				send_path(e, path, msgs + units[i].first, units[i].segs, true);
 				i++;
 				continue;
 			}
@@ -375,7 +387,7 @@ static void flush_batch(struct net_engine *e)
 				sent |= 1ull << j;
 			}
 		}
-		send_path(e, path, group, cnt);
+		send_path(e, path, group, cnt, false);
 	}
 	e->tx.n = 0;
 }

@@ -617,6 +617,69 @@ static void test_channel_two_events(struct end *a, struct end *b)
 	CHECK(together > 0);
 }
 
+/* A UD send from e to qpn on the peer of ah; its completion reaped. */
+static void send_reaped(struct end *e, struct ibv_ah *ah, uint32_t qpn, unsigned slot)
+{
+	struct ibv_ah *own = e->ah;
+	struct ibv_qp fake = {.qp_num = qpn};
+	struct end to = {.qp = &fake};
+	struct ibv_wc wc;
+
+	e->ah = ah;
+	CHECK_EQ(end_send(e, &to, slot, slot, 64, 0, 0), 0);
+	e->ah = own;
+	REQUIRE(poll_n(e->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
+/*
+ * A peer whose port closed. Sent to on and on, the path sockets connect to it (sock.c,
+ * net_sock_connected), and the kernel then reports the closed port (ICMP) on each
+ * socket's next send, whatever its destination, sending nothing: that send goes again
+ * (tx_refused_again, which must move: else this tested nothing), and no datagram is
+ * dropped, neither the dead peer's nor those of a live peer sent beside them.
+ */
+static void test_dead_peer(struct end *a, struct end *b)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sa);
+	union ibv_gid dead = a->gid;
+	int64_t drops = ENGINE_COUNTER(getpid(), tx_drops);
+	int64_t again = ENGINE_COUNTER(getpid(), tx_refused_again);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+
+	/* A port of the engine's address that nobody listens on: bound, read, closed. */
+	memcpy(&sa.sin_addr, a->gid.raw + 12, 4);
+	REQUIRE(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	        !getsockname(fd, (struct sockaddr *)&sa, &sl));
+	close(fd);
+	dead.raw[6] = (uint8_t)(ntohs(sa.sin_port) >> 8);
+	dead.raw[7] = (uint8_t)ntohs(sa.sin_port);
+	ah = ah_to(a->pd, &dead);
+	REQUIRE(ah);
+	/* Flows to many QPNs: every path carries some (a UD flow keeps one path). */
+	for (uint32_t i = 0; i < 512; i++)
+		send_reaped(a, ah, 100 + i % 64, i % PAIR_SLOTS);
+	for (unsigned r = 0; r < 32; r++) {
+		uint32_t salt = 0xd0 + r;
+
+		end_post_recv(b, 0, PAIR_SLOT);
+		fill(end_sslot(a, 1), 64, salt);
+		CHECK_EQ(end_send(a, b, 1, 1, 64, 0, 0), 0);
+		REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+		for (uint32_t i = 0; i < 64; i++)
+			send_reaped(a, ah, 100 + i, 2 + i % 32);
+		REQUIRE(poll_n(b->cq, &wc, 1) == 1);
+		CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+		CHECK(same(end_rslot(b, 0) + 40, 64, salt));
+	}
+	CHECK(ENGINE_COUNTER(getpid(), tx_refused_again) > again);
+	CHECK_EQ(ENGINE_COUNTER(getpid(), tx_drops), drops);
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+}
+
 int main(void)
 {
 	struct end a = {0}, b = {0}, c = {0};
@@ -639,6 +702,7 @@ int main(void)
 	test_channel(&a, &b);
 	test_channel_after_waiter(&a, &b);
 	test_channel_two_events(&a, &b);
+	test_dead_peer(&a, &b);
 	/* A path too small for the largest messages: they went in pieces, put together. */
 	if (getenv("SOFTEFA_MTU") && strtoul(getenv("SOFTEFA_MTU"), NULL, 0) < 8928 + 52) {
 		CHECK(ENGINE_COUNTER(getpid(), ud_pieces_tx) > 0);
