@@ -12,101 +12,104 @@
 #include <stdint.h>
 
 /* X-macro: name, description. Order is the file's ABI; append only. */
-#define NET_COUNTERS(X)                                                                         \
-	X(tx_pkts, "datagrams sent")                                                            \
-	X(tx_bytes, "bytes sent, headers included")                                             \
-	X(tx_drops, "datagrams the kernel refused to send")                                     \
-	X(rx_pkts, "datagrams received")                                                        \
-	X(rx_bytes, "bytes received, headers included")                                         \
-	X(rx_malformed, "datagrams dropped: truncated, foreign or badly formed")                \
-	X(rx_bad_version, "datagrams dropped: softefa packets of another wire version")         \
-	X(rx_unknown_qpn, "datagrams dropped: no QP with the destination number")               \
-	X(rx_bad_qkey, "datagrams dropped: qkey differs from the destination QP's")             \
-	X(rx_bad_state, "datagrams dropped: destination QP not ready to receive")               \
-	X(rx_wrong_type, "datagrams dropped: packet type does not match the QP type")           \
-	X(ud_rx_no_wqe, "UD messages dropped: no receive posted")                               \
-	X(rx_len_err, "messages larger than the posted receive buffer")                         \
-	X(send_wrs, "send work requests posted")                                                \
-	X(recv_wrs, "receive work requests completed")                                          \
-	X(cq_grown, "times a completion queue grew past its size instead of losing an entry")   \
-	X(progress_wakeups, "progress thread wake-ups")                                         \
-	X(progress_rt_drops, "progress thread left real-time priority (a flood of datagrams)")  \
-	X(progress_rx_batches, "receive batches run by the progress thread")                    \
-	X(inline_rx_batches, "receive batches run inside application calls")                    \
-	X(srd_data_tx, "SRD data packets sent (first transmissions)")                           \
-	X(srd_data_retx, "SRD data packets retransmitted")                                      \
-	X(srd_data_rx, "SRD data packets received")                                             \
-	X(srd_dup_rx, "SRD data packets received twice (dropped, acked again)")                 \
-	X(srd_ack_tx, "SRD acknowledgements sent")                                              \
-	X(srd_ack_rx, "SRD acknowledgements received")                                          \
-	X(srd_rnr_nak_tx, "SRD packets refused: no receive posted")                             \
-	X(srd_rnr_nak_rx, "SRD packets the peer refused for lack of a receive")                 \
-	X(srd_err_nak_tx, "SRD packets refused with an error (bad QP, length, ...)")            \
-	X(srd_rto, "SRD retransmission timeouts")                                               \
-	X(srd_fast_lost, "SRD packets declared lost by later acks on their path")               \
-	X(srd_msgs_tx_ok, "SRD messages delivered")                                             \
-	X(srd_msgs_tx_err, "SRD messages failed")                                               \
-	X(srd_msgs_rx, "SRD messages received")                                                 \
-	X(srd_peer_restarts, "SRD peers seen restarting")                                       \
-	X(srd_path_down, "SRD paths taken out of use")                                          \
-	X(fault_drops, "datagrams dropped by SOFTEFA_FAULT_DROP")                               \
-	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                              \
-	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")                       \
-	X(fault_corrupts, "datagrams preceded by a corrupted copy by SOFTEFA_FAULT_CORRUPT")    \
-	X(tx_syscalls, "send system calls (sendmsg, or sendmmsg for a batch)")                  \
-	X(tx_deferred_wrs, "SRD sends held for a batch (deep pipeline or BURST_PPS_SENSITIVE)") \
-	X(rx_access_err, "RDMA requests refused: rkey, bounds, access or unknown peer")         \
-	X(rdma_writes_rx, "RDMA writes placed into our memory")                                 \
-	X(rdma_reads_rx, "RDMA reads answered from our memory")                                 \
-	X(tx_gso_sends, "runs of datagrams sent as one UDP GSO send")                           \
-	X(rx_gro_batches, "coalesced datagrams received (UDP GRO), split into their segments")  \
-	X(rx_direct, "RDMA datagrams received in place, straight into their memory region")     \
-	X(ud_pieces_tx, "UD datagrams sent as pieces of messages larger than one datagram")     \
-	X(ud_pieces_rx, "UD pieces received")                                                   \
-	X(ud_reassembled, "UD messages put together from their pieces")                         \
-	X(ud_reasm_lost, "UD messages dropped: a piece missing after 200 ms, or no free slot")  \
-	X(ud_reasm_bad, "UD messages dropped: pieces that disagree or overlap, or too large")   \
-	X(ud_piece_dups, "UD pieces received twice (dropped)")                                  \
-	X(send_bytes, "bytes of send messages handed to the wire (UD and SRD)")                 \
-	X(recv_bytes, "bytes of messages completed into receive work requests")                 \
-	X(rdma_read_wrs, "RDMA reads started")                                                  \
-	X(rdma_read_bytes, "bytes asked for by the RDMA reads started")                         \
-	X(rdma_write_wrs, "RDMA writes started, with or without immediate")                     \
-	X(rdma_write_bytes, "bytes of the RDMA writes started")                                 \
-	X(rdma_read_resp_bytes, "bytes remote RDMA reads were granted from our memory")         \
-	X(rdma_write_recv_bytes, "bytes remote RDMA writes placed into our memory")             \
-	X(retrans_bytes, "bytes of SRD data packets retransmitted, headers included")           \
-	X(unresp_remote_msgs, "SRD messages failed because their peer stopped answering (13)")  \
-	X(rdma_read_wr_err, "RDMA read work requests completed with an error")                  \
-	X(rdma_write_wr_err, "RDMA write work requests completed with an error")                \
-	X(rx_no_memory, "datagrams dropped: no memory for the state they need (a new peer)")    \
-	X(rx_unknown_peer, "SRD acknowledgements dropped: from an engine we never sent to")     \
-	X(srd_ack_invalid_rx, "SRD acknowledgements dropped: naming packets never sent")        \
-	X(rx_bad_auth, "datagrams dropped: their authentication tag fails (forged, corrupt)")   \
-	X(rx_replayed, "datagrams dropped: authentic, but seen before or from a past sender")   \
-	X(rx_spoofed, "datagrams dropped: naming an engine whose ports they did not come from") \
-	X(rx_auth_mismatch, "datagrams dropped: with auth where it is off, or without it")      \
-	X(srd_restart_refused, "SRD claims that a live peer restarted: not believed")           \
-	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")          \
-	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")   \
-	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")  \
-	X(srd_rto_probes, "SRD timeouts that probed the silent peer before resending")          \
-	X(srd_probe_lost, "SRD packets a probe's answer proved lost (resent)")                  \
-	X(srd_probe_answered, "SRD probes from peers answered with an ack")                     \
-	X(rx_unstamped, "receptions without the kernel's time: socket wait taken as network's") \
-	X(ring_send_wqes, "send WQEs taken from device rings (the direct data path)")           \
-	X(ring_recv_wqes, "receives taken from device rings")                                   \
-	X(ring_cqes, "completions written into device CQ rings")                                \
-	X(ring_bad_wqes, "ring WQEs completed with an error before any traffic (bad fields)")   \
-	X(ring_overruns, "doorbells more than a ring ahead: the QP was put in error")           \
-	X(watch_wakes, "times the progress thread woke from watching rings idle")               \
-	X(watch_sleeps, "times the progress thread slept with the doorbell wake armed")         \
-	X(ring_cqe_waits, "ring completions that waited for the client to free CQ ring room")   \
-	X(idle_poll_sleeps, "polls that slept: an idle poller on a CPU others wanted")          \
-	X(idle_poll_wakes, "sleeping polls woken by a completion or a counter moving")          \
-	X(srd_ack_lazy_seen, "SRD acks held while their sender went on without them")           \
-	X(srd_ack_lazy_waited, "SRD acks held lazily that may have kept a sender waiting")      \
-	X(tx_refused_again, "sends tried again: a connected path reported a closed port (ICMP)")
+#define NET_COUNTERS(X)                                                                           \
+	X(tx_pkts, "datagrams sent")                                                              \
+	X(tx_bytes, "bytes sent, headers included")                                               \
+	X(tx_drops, "datagrams the kernel refused to send")                                       \
+	X(rx_pkts, "datagrams received")                                                          \
+	X(rx_bytes, "bytes received, headers included")                                           \
+	X(rx_malformed, "datagrams dropped: truncated, foreign or badly formed")                  \
+	X(rx_bad_version, "datagrams dropped: softefa packets of another wire version")           \
+	X(rx_unknown_qpn, "datagrams dropped: no QP with the destination number")                 \
+	X(rx_bad_qkey, "datagrams dropped: qkey differs from the destination QP's")               \
+	X(rx_bad_state, "datagrams dropped: destination QP not ready to receive")                 \
+	X(rx_wrong_type, "datagrams dropped: packet type does not match the QP type")             \
+	X(ud_rx_no_wqe, "UD messages dropped: no receive posted")                                 \
+	X(rx_len_err, "messages larger than the posted receive buffer")                           \
+	X(send_wrs, "send work requests posted")                                                  \
+	X(recv_wrs, "receive work requests completed")                                            \
+	X(cq_grown, "times a completion queue grew past its size instead of losing an entry")     \
+	X(progress_wakeups, "progress thread wake-ups")                                           \
+	X(progress_rt_drops, "progress thread left real-time priority (a flood of datagrams)")    \
+	X(progress_rx_batches, "receive batches run by the progress thread")                      \
+	X(inline_rx_batches, "receive batches run inside application calls")                      \
+	X(srd_data_tx, "SRD data packets sent (first transmissions)")                             \
+	X(srd_data_retx, "SRD data packets retransmitted")                                        \
+	X(srd_data_rx, "SRD data packets received")                                               \
+	X(srd_dup_rx, "SRD data packets received twice (dropped, acked again)")                   \
+	X(srd_ack_tx, "SRD acknowledgements sent")                                                \
+	X(srd_ack_rx, "SRD acknowledgements received")                                            \
+	X(srd_rnr_nak_tx, "SRD packets refused: no receive posted")                               \
+	X(srd_rnr_nak_rx, "SRD packets the peer refused for lack of a receive")                   \
+	X(srd_err_nak_tx, "SRD packets refused with an error (bad QP, length, ...)")              \
+	X(srd_rto, "SRD retransmission timeouts")                                                 \
+	X(srd_fast_lost, "SRD packets declared lost by later acks on their path")                 \
+	X(srd_msgs_tx_ok, "SRD messages delivered")                                               \
+	X(srd_msgs_tx_err, "SRD messages failed")                                                 \
+	X(srd_msgs_rx, "SRD messages received")                                                   \
+	X(srd_peer_restarts, "SRD peers seen restarting")                                         \
+	X(srd_path_down, "SRD paths taken out of use")                                            \
+	X(fault_drops, "datagrams dropped by SOFTEFA_FAULT_DROP")                                 \
+	X(fault_dups, "datagrams duplicated by SOFTEFA_FAULT_DUP")                                \
+	X(fault_reorders, "datagrams held back by SOFTEFA_FAULT_REORDER")                         \
+	X(fault_corrupts, "datagrams preceded by a corrupted copy by SOFTEFA_FAULT_CORRUPT")      \
+	X(tx_syscalls, "send system calls (sendmsg, or sendmmsg for a batch)")                    \
+	X(tx_deferred_wrs, "SRD sends held for a batch (deep pipeline or BURST_PPS_SENSITIVE)")   \
+	X(rx_access_err, "RDMA requests refused: rkey, bounds, access or unknown peer")           \
+	X(rdma_writes_rx, "RDMA writes placed into our memory")                                   \
+	X(rdma_reads_rx, "RDMA reads answered from our memory")                                   \
+	X(tx_gso_sends, "runs of datagrams sent as one UDP GSO send")                             \
+	X(rx_gro_batches, "coalesced datagrams received (UDP GRO), split into their segments")    \
+	X(rx_direct, "RDMA datagrams received in place, straight into their memory region")       \
+	X(ud_pieces_tx, "UD datagrams sent as pieces of messages larger than one datagram")       \
+	X(ud_pieces_rx, "UD pieces received")                                                     \
+	X(ud_reassembled, "UD messages put together from their pieces")                           \
+	X(ud_reasm_lost, "UD messages dropped: a piece missing after 200 ms, or no free slot")    \
+	X(ud_reasm_bad, "UD messages dropped: pieces that disagree or overlap, or too large")     \
+	X(ud_piece_dups, "UD pieces received twice (dropped)")                                    \
+	X(send_bytes, "bytes of send messages handed to the wire (UD and SRD)")                   \
+	X(recv_bytes, "bytes of messages completed into receive work requests")                   \
+	X(rdma_read_wrs, "RDMA reads started")                                                    \
+	X(rdma_read_bytes, "bytes asked for by the RDMA reads started")                           \
+	X(rdma_write_wrs, "RDMA writes started, with or without immediate")                       \
+	X(rdma_write_bytes, "bytes of the RDMA writes started")                                   \
+	X(rdma_read_resp_bytes, "bytes remote RDMA reads were granted from our memory")           \
+	X(rdma_write_recv_bytes, "bytes remote RDMA writes placed into our memory")               \
+	X(retrans_bytes, "bytes of SRD data packets retransmitted, headers included")             \
+	X(unresp_remote_msgs, "SRD messages failed because their peer stopped answering (13)")    \
+	X(rdma_read_wr_err, "RDMA read work requests completed with an error")                    \
+	X(rdma_write_wr_err, "RDMA write work requests completed with an error")                  \
+	X(rx_no_memory, "datagrams dropped: no memory for the state they need (a new peer)")      \
+	X(rx_unknown_peer, "SRD acknowledgements dropped: from an engine we never sent to")       \
+	X(srd_ack_invalid_rx, "SRD acknowledgements dropped: naming packets never sent")          \
+	X(rx_bad_auth, "datagrams dropped: their authentication tag fails (forged, corrupt)")     \
+	X(rx_replayed, "datagrams dropped: authentic, but seen before or from a past sender")     \
+	X(rx_spoofed, "datagrams dropped: naming an engine whose ports they did not come from")   \
+	X(rx_auth_mismatch, "datagrams dropped: with auth where it is off, or without it")        \
+	X(srd_restart_refused, "SRD claims that a live peer restarted: not believed")             \
+	X(srd_peers_evicted, "SRD peers only heard from (hellos), forgotten for room")            \
+	X(srd_rto_spurious, "SRD timeouts proven spurious by the peer (a slow host): undone")     \
+	X(srd_rto_peer_silent, "SRD timeouts with the peer silent on every path: blame waits")    \
+	X(srd_rto_probes, "SRD timeouts that probed the silent peer before resending")            \
+	X(srd_probe_lost, "SRD packets a probe's answer proved lost (resent)")                    \
+	X(srd_probe_answered, "SRD probes from peers answered with an ack")                       \
+	X(rx_unstamped, "receptions without the kernel's time: socket wait taken as network's")   \
+	X(ring_send_wqes, "send WQEs taken from device rings (the direct data path)")             \
+	X(ring_recv_wqes, "receives taken from device rings")                                     \
+	X(ring_cqes, "completions written into device CQ rings")                                  \
+	X(ring_bad_wqes, "ring WQEs completed with an error before any traffic (bad fields)")     \
+	X(ring_overruns, "doorbells more than a ring ahead: the QP was put in error")             \
+	X(watch_wakes, "times the progress thread woke from watching rings idle")                 \
+	X(watch_sleeps, "times the progress thread slept with the doorbell wake armed")           \
+	X(ring_cqe_waits, "ring completions that waited for the client to free CQ ring room")     \
+	X(idle_poll_sleeps, "polls that slept: an idle poller on a CPU others wanted")            \
+	X(idle_poll_wakes, "sleeping polls woken by a completion or a counter moving")            \
+	X(srd_ack_lazy_seen, "SRD acks held while their sender went on without them")             \
+	X(srd_ack_lazy_waited, "SRD acks held lazily that may have kept a sender waiting")        \
+	X(tx_refused_again, "sends tried again: a connected path reported an earlier ICMP error") \
+	X(rx_probe_reads, "reads by recvfrom right after an empty read that found a datagram")    \
+	X(rx_probe_late,                                                                          \
+	  "probe reads past their bound: arrival unknown, socket wait taken as network's")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

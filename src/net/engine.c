@@ -43,7 +43,7 @@ static bool engine_free(struct net_engine *e)
  * A forked child that goes on with an inherited engine must not repeat its parent's
  * key stream (one-time keys used twice let an observer forge): each engine it holds
  * takes a new salt. Nor may it connect the sockets it shares with its parent
- * (net_sock_connected). No lock: the child has one thread, and a lock another thread of the
+ * (net_sock_use_connection). No lock: the child has one thread, and a lock another thread of the
  * parent held is held for ever in the child.
  */
 static void after_fork(void)
@@ -52,7 +52,7 @@ static void after_fork(void)
 		uint64_t salt;
 
 		if (engines[i])
-			engines[i]->sock.inherited = true; /* see net_sock_connected */
+			engines[i]->sock.inherited = true; /* see net_sock_use_connection */
 		if (engines[i] && engines[i]->auth &&
 		    getrandom(&salt, sizeof(salt), 0) == sizeof(salt))
 			srd_auth_resalt(engines[i]->auth, salt);

@@ -84,7 +84,7 @@ struct net_sock {
 	uint16_t base_port;
 	uint32_t max_datagram; /* the largest the paths carry without IP fragmentation */
 	/* Paths 1.. send from sockets connected to the peer they last settled on (sock.c,
-	 * net_sock_connected); sin_port 0: none yet. */
+	 * net_sock_use_connection); sin_port 0: none yet, or a connect failed. */
 	struct sockaddr_in conn[SEFA_MAX_PATHS];
 	uint8_t conn_misses[SEFA_MAX_PATHS]; /* sends elsewhere in a row */
 	bool conn_tried[SEFA_MAX_PATHS];     /* a connect was made (or failed) */
@@ -345,8 +345,8 @@ static inline int net_send_batch(int fd, struct mmsghdr *m, unsigned n)
 uint32_t net_max_datagram(const struct sefa_config *cfg);
 int net_sock_open_all(struct net_sock *s, unsigned dev_index, const struct sefa_config *cfg);
 void net_sock_close_all(struct net_sock *s);
-void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n,
-                        bool may_connect);
+void net_sock_use_connection(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n,
+                             bool may_connect);
 /* Probes (and asks for) UDP GSO and GRO on the sockets when enable is set. */
 void net_offload_setup(const struct net_sock *s, bool enable, bool *gso, bool *gro);
 
@@ -437,7 +437,7 @@ void net_rx_fini(struct net_engine *e);
  * request (a peek, trusted for nothing but whom to wake). Needs no lock. */
 bool net_rx_head_is_target_work(struct net_engine *e);
 /* Reads and dispatches pending datagrams without blocking (locked), the caller's clock
- * read at now, before the lock; how many. */
+ * read at now, before the read; how many. */
 unsigned net_rx_read(struct net_engine *e, uint64_t now);
 /*
  * One received buffer of len bytes from `from`, read at now (locked): a datagram, or

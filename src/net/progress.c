@@ -168,8 +168,9 @@ static bool app_will_read(struct net_engine *e, uint64_t at)
  * The thread off the socket (locked): out of the interest set, not merely disarmed. A
  * disarmed entry still hangs on the socket's wait queue, and every datagram the
  * kernel queues then runs epoll's callback under the queue's lock (with interrupts
- * off) to find it disarmed: measured on a 64-byte ping-pong over loopback, where the
- * sender's kernel does the receiver's queueing, 0.13-0.4 us more a one-way trip.
+ * off) to find it disarmed: measured on a 64-byte UDP ping-pong over loopback (AMD EPYC
+ * family 25 model 17), where the sender's kernel does the receiver's queueing,
+ * 0.13-0.4 us more a one-way trip.
  */
 static void rx_unarm(struct net_engine *e)
 {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Receiving: the socket read in batches (recvmmsg), each buffer split into the
- * datagrams GRO coalesced into it, each datagram dispatched by type: SRD packets to
- * the core, UD pieces to be put together (ud.c), UD datagrams to their endpoint.
+ * Receiving: the socket read in batches (recvmmsg; right after an empty read, one
+ * datagram by recvfrom, probe_read), each buffer split into the datagrams GRO
+ * coalesced into it, each datagram dispatched by type: SRD packets to the core, UD
+ * pieces to be put together (ud.c), UD datagrams to their endpoint.
  *
  * And large RDMA datagrams received in place. An RDMA write or read answer names
  * where its bytes go; once a stream of them arrives, the engine peeks at the next
@@ -405,13 +406,14 @@ static int rx_direct(struct net_engine *e)
  * The read right after one found the socket empty (a poller's next turn; most such
  * reads find nothing again), begun at now: recvfrom, which the kernel serves for less
  * than recvmsg (no message header or iovec to copy in: an empty read 275 against 430
- * ns, AMD EPYC family 25 model 17) and which brings no control messages. Neither is
- * missed. The datagram came after the empty read began: that moment is its arrival
- * when the read returns within NET_RX_PROBE_NS of it (a bound the kernel's stamp would
- * only narrow), else (the caller was held up between its clock and the read) it is
- * unknown, and counted so. A buffer GRO coalesced is split by srd_wire_run_seg. How many
- * datagrams it read (0 or 1): one goes straight back to the caller, as after
- * rx_batches' lone datagram.
+ * ns, AMD EPYC family 25 model 17) and which brings no control messages: no kernel
+ * stamp and no GRO segment size. The datagram came after the empty read began: that
+ * moment is its arrival when the read returns within NET_RX_PROBE_NS of it, the
+ * earliest it can have come (its wait here may be counted up to 10 us long, never
+ * short). Later (the caller held up between its clock and the read, or a datagram
+ * that came late in the window) the arrival is unknown, counted in rx_probe_late. A
+ * buffer GRO coalesced is split by srd_wire_run_seg. How many datagrams it read (0 or
+ * 1): one goes straight back to the caller, as after rx_batches' lone datagram.
  */
 static unsigned probe_read(struct net_engine *e, uint64_t now)
 {
@@ -429,10 +431,11 @@ static unsigned probe_read(struct net_engine *e, uint64_t now)
 	}
 	e->rx.now = sefa_now_ns();
 	e->rx.empty_ns = 0;
-	e->rx.vlen = NET_RX_BATCH; /* data after data: a backlog */
+	e->rx.vlen = NET_RX_BATCH; /* the read after data asks for a batch */
+	c->rx_probe_reads++;
 	if (e->rx.now - arrived > NET_RX_PROBE_NS) {
 		arrived = 0;
-		c->rx_unstamped++;
+		c->rx_probe_late++;
 	}
 	if ((size_t)n > e->rx.slot || fl != sizeof(e->rx.addr[0])) {
 		/* Larger than any valid packet (MSG_TRUNC: its whole length), or not IPv4. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* UDP sockets of an engine: binding N consecutive ports, one per path, and their offloads. */
+/* UDP sockets of an engine: binding N consecutive ports, one per path, their offloads,
+ * and the peers the path sockets are connected to. */
 #include "engine_impl.h"
 
 #include <errno.h>
@@ -169,12 +170,12 @@ static bool same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
  * sender. Nor in a forked child that goes on with the engine: the sockets are shared,
  * and a connection it made would send its parent's datagrams to its own peer. Nor
  * once a datagram of the call lost its address (may_connect false then): it would go
- * to the new peer. A connected socket reports a peer's closed port (ICMP) on its next
- * send, whatever its destination, which fails having sent nothing: send_path tries
- * that send once more.
+ * to the new peer. A connected socket reports an error the network sent back (ICMP: a
+ * peer's closed port, say) on its next send, whatever its destination, which fails
+ * having sent nothing: send_path tries that send once more.
  */
-void net_sock_connected(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n,
-                        bool may_connect)
+void net_sock_use_connection(struct net_sock *s, unsigned path, struct mmsghdr *m, unsigned n,
+                             bool may_connect)
 {
 	if (path == 0 || s->inherited)
 		return;

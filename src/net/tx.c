@@ -303,20 +303,19 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
                       bool nested)
 {
 	struct net_counters *c = net_ctr(e);
-	struct mmsghdr fold[NET_TX_BATCH], *out = msgs;
+	struct mmsghdr out[NET_TX_BATCH];
 	struct tx_unit units[NET_TX_BATCH];
 	unsigned nout = 1, i = 0, retried = UINT_MAX;
 
-	/* A lone datagram (the latency path) goes as it is. */
+	/* Copies (the trace shows msgs, with their addresses): a lone datagram (the
+	 * latency path) as it is, more folded into GSO runs. */
 	if (cnt > 1) {
-		nout = gso_fold(e, msgs, cnt, fold, units);
+		nout = gso_fold(e, msgs, cnt, out, units);
 	} else {
 		units[0] = (struct tx_unit){0, 1};
-		fold[0] = msgs[0];
+		out[0] = msgs[0];
 	}
-	/* (On copies: the trace shows msgs, with their addresses.) */
-	out = fold;
-	net_sock_connected(&e->sock, path, out, nout, !nested);
+	net_sock_use_connection(&e->sock, path, out, nout, !nested);
 
 	while (i < nout) {
 		int n = net_send_batch(e->sock.fds[path], out + i, nout - i);
@@ -327,14 +326,6 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 
 			if (n < 0 && err == EINTR)
 				continue;
-			/* A connected socket's report of a closed port (ICMP), for an earlier
-			 * datagram, maybe to another peer: reported (and cleared) by this call,
-			 * which sent nothing. Once more. */
-			if (n < 0 && err == ECONNREFUSED && retried != i) {
-				retried = i;
-				c->tx_refused_again++;
-				continue;
-			}
 			if (units[i].segs > 1 && (err == EINVAL || err == EIO)) {
 				/* This path (a device without segmentation, an MTU below the
 				 * segment) refuses GSO: stop folding; this run goes one by one. */
@@ -344,6 +335,16 @@ static void send_path(struct net_engine *e, unsigned path, struct mmsghdr *msgs,
 				e->tx.gso = false;
 				send_path(e, path, msgs + units[i].first, units[i].segs, true);
 				i++;
+				continue;
+			}
+			/* A connected socket (every path's but 0's) reports an error the network
+			 * sent back (ICMP: a closed port, an unreachable host, a datagram too
+			 * big) for an earlier datagram, maybe to another peer, on its next send,
+			 * which sends nothing. Once more: a real error of this one repeats. */
+			if (n < 0 && path && err != EAGAIN && err != EWOULDBLOCK &&
+			    err != ENOBUFS && retried != i) {
+				retried = i;
+				c->tx_refused_again++;
 				continue;
 			}
 			/* A full socket is a drop, as on a wire: UD loses it, SRD resends it. */

@@ -2,6 +2,7 @@
 #include "wire.h"
 #include "auth.h"
 
+#include <limits.h>
 #include <string.h>
 
 /* Where a data header keeps its opcode. */
@@ -97,51 +98,46 @@ size_t srd_wire_dgram_len(const uint8_t *pkt, size_t avail)
 	return len + (pkt[3] & SRD_PKT_F_AUTH ? SRD_AUTH_TRAILER_LEN : 0);
 }
 
-/* How many pieces of buf after its first, seg bytes each (the last may be shorter),
- * state their own length (srd_wire_dgram_len); *all, how many there are. */
-static unsigned pieces_stating(const uint8_t *buf, size_t n, size_t seg, unsigned *all)
+/* How many pieces after the first of buf, cut in seg bytes (the last may be shorter),
+ * do not state their own length (srd_wire_dgram_len); UINT_MAX when that would be more
+ * than the 64 segments a GSO or GRO run has. */
+static unsigned run_disagrees(const uint8_t *buf, size_t n, size_t seg)
 {
-	unsigned ok = 0;
+	unsigned bad = 0;
 
-	*all = 0;
-	for (size_t off = seg; off < n; off += seg, ++*all) {
+	if (seg < (n + 63) / 64)
+		return UINT_MAX;
+	for (size_t off = seg; off < n; off += seg) {
 		size_t piece = n - off < seg ? n - off : seg;
 
-		ok += srd_wire_dgram_len(buf + off, piece) == piece;
+		bad += srd_wire_dgram_len(buf + off, piece) != piece;
 	}
-	return ok;
+	return bad;
 }
 
-/* Candidate sizes a run's search looks at, beyond the first datagram's own: each
- * costs up to 64 header reads, and a stranger's bytes may offer many. */
+/* Later headers a run's search looks at: a stranger's bytes may offer many. */
 #define RUN_SEARCH_MAX 64u
 
 /*
  * A datagram states its own length, which in a run is the size of every segment but
- * the last: the first one's, when the rest of the run agrees. The first may be a
- * stranger's, though (GRO coalesces by addresses and ports, which a spoofer can copy),
- * or one further on: a stranger's datagram must cost the peer's run nothing but
- * itself. So the size taken is the one by which the most pieces after the first state
- * their own length: the first one's, or one searched for at each later header (a run
- * has at most 64 segments). The stranger's piece then fails its own checks alone.
- * Else the first one's, whatever follows (the pieces are no more than its sender
- * could have sent one by one), or n when it states none that fits.
+ * the last: the first one's, when every piece after it agrees. The first may be a
+ * stranger's, though (GRO coalesces by addresses and ports, which a spoofer can copy).
+ * Its own bytes cannot make the peer's datagrams after it agree with a false size:
+ * under one, two pieces or more disagree, and a size on which all agree is searched
+ * for at later headers; its piece then fails its own checks alone. A stranger further
+ * on (of the run's size, as GRO requires) is one piece that disagrees with the first
+ * one's size, which is kept: again only that piece fails. A stranger first in a run of
+ * two can cost the other datagram (a loss: resent). n when nothing fits.
  */
 size_t srd_wire_run_seg(const uint8_t *buf, size_t n)
 {
-	size_t seg = srd_wire_dgram_len(buf, n), best = n;
+	size_t seg = srd_wire_dgram_len(buf, n);
+	unsigned bad = seg && seg < n ? run_disagrees(buf, n, seg) : UINT_MAX, looked = 0;
 	const uint8_t *p = buf + (n + 63) / 64;
-	unsigned best_ok = 0, all, ok, looked = 0;
 
-	if (seg == n)
-		return n;
-	if (seg && seg < n) {
-		best_ok = pieces_stating(buf, n, seg, &all);
-		best = seg;
-		if (best_ok == all)
-			return seg;
-	}
-	for (; p < buf + n && looked < RUN_SEARCH_MAX &&
+	if (seg == n || bad == 0)
+		return seg;
+	for (; bad >= 2 && p < buf + n && looked < RUN_SEARCH_MAX &&
 	       (p = memchr(p, SRD_WIRE_MAGIC >> 8, (size_t)(buf + n - p)));
 	     p++) {
 		size_t g = (size_t)(p - buf), piece = n - g < g ? n - g : g;
@@ -149,13 +145,10 @@ size_t srd_wire_run_seg(const uint8_t *buf, size_t n)
 		if (g == seg || srd_wire_dgram_len(p, piece) != piece)
 			continue; /* not a datagram of that size starting here */
 		looked++;
-		ok = pieces_stating(buf, n, g, &all);
-		if (ok > best_ok) {
-			best_ok = ok;
-			best = g;
-		}
+		if (run_disagrees(buf, n, g) == 0)
+			return g;
 	}
-	return best;
+	return seg && seg < n ? seg : n;
 }
 
 int srd_wire_sender(const uint8_t *pkt, size_t len, const struct srd_addr *from,

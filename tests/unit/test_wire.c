@@ -442,9 +442,33 @@ static void test_run_seg(void)
 	CHECK_EQ(srd_wire_run_seg(odd, 20), 20);
 }
 
+/* A stranger's first datagram made of short datagrams that agree with one another
+ * (20 probes): the peer's two after it still decide the size. */
+static void test_run_seg_stranger(void)
+{
+	uint8_t run[3 * 400];
+	struct srd_data_hdr d = {.src_port = 4791, .src_epoch = 3, .payload_len = 400 - 64};
+	struct srd_probe_hdr p = {.src_port = 4791, .src_epoch = 7, .dst_epoch = 8, .probe = 1};
+
+	memset(run, 0, sizeof(run));
+	for (unsigned i = 0; i < 20; i++)
+		CHECK_EQ(srd_probe_encode(run + 20 * i, &p), 20);
+	CHECK_EQ(srd_data_encode(run + 400, &d) + d.payload_len, 400);
+	srd_data_encode(run + 800, &d);
+	CHECK_EQ(srd_wire_run_seg(run, sizeof(run)), 400);
+	/* Short ones all the way (60): a run of them. With a last piece that states no
+	 * length of its own, no size on which all agree: the first's, each piece checked
+	 * alone. */
+	for (unsigned i = 0; i < sizeof(run) / 20; i++)
+		srd_probe_encode(run + 20 * i, &p);
+	CHECK_EQ(srd_wire_run_seg(run, sizeof(run)), 20);
+	CHECK_EQ(srd_wire_run_seg(run, sizeof(run) - 10), 20);
+}
+
 int main(void)
 {
 	test_run_seg();
+	test_run_seg_stranger();
 	test_stated_len();
 	test_dup_report();
 	test_probe();
