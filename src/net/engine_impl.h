@@ -313,6 +313,12 @@ static inline struct srd_addr net_srd_addr(const struct sockaddr_in *sa)
 #define net_sendmsg(fd, m, fl)            ((ssize_t)syscall(SYS_sendmsg, fd, m, fl))
 #endif
 
+/* Whether two IPv4 socket addresses name the same address and port. */
+static inline bool net_same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
+}
+
 /* What recvmmsg (non-blocking) and sendmmsg answer for n messages, one message going by
  * recvmsg or sendmsg (above: they cost less). */
 static inline int net_recv_batch(int fd, struct mmsghdr *m, unsigned n)

@@ -21,7 +21,7 @@ struct net_peer *net_peer_lookup_addr(struct net_engine *e, const struct sockadd
 	struct net_peer *p = e->peers.hash[addr_hash(sa)];
 
 	for (; p; p = p->hnext)
-		if (p->sa.sin_addr.s_addr == sa->sin_addr.s_addr && p->sa.sin_port == sa->sin_port)
+		if (net_same_addr(&p->sa, sa))
 			return p;
 	return NULL;
 }

@@ -381,9 +381,7 @@ static int rx_direct(struct net_engine *e)
 	c->rx_pkts++;
 	if (e->trace && got > 0)
 		trace_direct(e, &from, iov, (size_t)got);
-	if (got != n || memcmp(peeked, e->rx.hdr, hl) ||
-	    from.sin_addr.s_addr != peeked_from.sin_addr.s_addr ||
-	    from.sin_port != peeked_from.sin_port) {
+	if (got != n || memcmp(peeked, e->rx.hdr, hl) || !net_same_addr(&from, &peeked_from)) {
 		/* Not the datagram peeked at (cannot happen but for another reader of the
 		 * socket): never process it. */
 		c->rx_malformed++;
@@ -400,6 +398,18 @@ static int rx_direct(struct net_engine *e)
 	if (err)
 		count_drop(c, err);
 	return 1;
+}
+
+/* A datagram read but unusable: larger than any valid packet (cut short), or from no
+ * IPv4 address (ipv4 false). What was read of it goes to the trace: the engine saw
+ * that. */
+static void rx_refused(struct net_engine *e, bool ipv4, const struct sockaddr_in *from,
+                       uint8_t *buf, size_t read)
+{
+	if (e->trace && ipv4)
+		trace_received(e, from, &(struct iovec){buf, read}, 1);
+	net_ctr(e)->rx_pkts++;
+	net_ctr(e)->rx_malformed++;
 }
 
 /*
@@ -438,11 +448,8 @@ static unsigned probe_read(struct net_engine *e, uint64_t now)
 		c->rx_probe_late++;
 	}
 	if ((size_t)n > e->rx.slot || fl != sizeof(e->rx.addr[0])) {
-		/* Larger than any valid packet (MSG_TRUNC: its whole length), or not IPv4. */
-		if (e->trace && fl == sizeof(e->rx.addr[0]))
-			trace_received(e, &e->rx.addr[0], &(struct iovec){buf, e->rx.slot}, 1);
-		c->rx_pkts++;
-		c->rx_malformed++;
+		/* (MSG_TRUNC: n is its whole length, of which a slot was read.) */
+		rx_refused(e, fl == sizeof(e->rx.addr[0]), &e->rx.addr[0], buf, e->rx.slot);
 		return 1;
 	}
 	net_rx_buffer(e, buf, (size_t)n, e->rx.gro ? srd_wire_run_seg(buf, (size_t)n) : (size_t)n,
@@ -482,14 +489,8 @@ static unsigned rx_batches(struct net_engine *e, uint64_t now)
 			/* A datagram larger than any valid packet arrives truncated: drop it. */
 			if (m->msg_hdr.msg_flags & MSG_TRUNC ||
 			    m->msg_hdr.msg_namelen != sizeof(struct sockaddr_in)) {
-				/* (What was read of it, in the trace: the engine saw that.) */
-				if (e->trace &&
-				    m->msg_hdr.msg_namelen == sizeof(struct sockaddr_in))
-					trace_received(
-					    e, &e->rx.addr[i],
-					    &(struct iovec){e->rx.iov[i].iov_base, m->msg_len}, 1);
-				net_ctr(e)->rx_pkts++;
-				net_ctr(e)->rx_malformed++;
+				rx_refused(e, m->msg_hdr.msg_namelen == sizeof(struct sockaddr_in),
+				           &e->rx.addr[i], e->rx.iov[i].iov_base, m->msg_len);
 				continue;
 			}
 			cm = rx_cmsgs(&m->msg_hdr, m->msg_len);

@@ -154,11 +154,6 @@ void net_sock_close_all(struct net_sock *s)
  * one that failed). */
 #define NET_CONNECT_AFTER 16u
 
-static bool same_addr(const struct sockaddr_in *a, const struct sockaddr_in *b)
-{
-	return a->sin_addr.s_addr == b->sin_addr.s_addr && a->sin_port == b->sin_port;
-}
-
 /*
  * The n datagrams about to leave by path, those to the peer its socket is connected to
  * without their address: the kernel then takes the route it keeps for the connection
@@ -185,7 +180,7 @@ void net_sock_use_connection(struct net_sock *s, unsigned path, struct mmsghdr *
 
 		if (!to || h->msg_namelen != sizeof(*to))
 			continue;
-		if (!s->conn[path].sin_port || !same_addr(&s->conn[path], to)) {
+		if (!s->conn[path].sin_port || !net_same_addr(&s->conn[path], to)) {
 			/* Never once a datagram here lost its address to the connection: it
 			 * would go to the new peer. */
 			if ((s->conn_tried[path] && ++s->conn_misses[path] < NET_CONNECT_AFTER) ||

@@ -208,9 +208,7 @@ static size_t msg_bytes(const struct msghdr *m)
 
 static bool same_dest(const struct msghdr *a, const struct msghdr *b)
 {
-	const struct sockaddr_in *x = a->msg_name, *y = b->msg_name;
-
-	return x->sin_addr.s_addr == y->sin_addr.s_addr && x->sin_port == y->sin_port;
+	return net_same_addr(a->msg_name, b->msg_name);
 }
 
 /*
