@@ -27,10 +27,10 @@ mkdir -p "$out"
 port=20000
 . "$here/pair.sh"
 
-record() { # TOOL METRIC SIZE VALUE
+record() { # TOOL METRIC SIZE VALUE (in round $r)
 	[ -n "$4" ] || return 0
-	printf '{"tool": "%s", "metric": "%s", "size": %s, "value": %s}\n' "$1" "$2" "$3" "$4" \
-		>>"$out/results.jsonl"
+	printf '{"tool": "%s", "metric": "%s", "size": %s, "value": %s, "round": %s}\n' \
+		"$1" "$2" "$3" "$4" "${r:-0}" >>"$out/results.jsonl"
 	echo "  $1 $2 $3: $4" >&2
 }
 
@@ -106,30 +106,34 @@ bw_ucx() { # SIZE -> Gbit/s (from MB/s)
 		awk '/Final:/ {printf "%.3f\n", $(NF-2) * 8 * 1048576 / 1e9}'
 }
 
+# In a round, softefa runs right after each peer a target sets it against (the floor,
+# kernel TCP, pinned beside unpinned): this machine's speed changes from minute to
+# minute, and the report's ratios are each round's own (perf_report.py, paired).
 for ((r = 1; r <= REPS; r++)); do
 	echo "perf: round $r of $REPS" >&2
 	for s in $SIZES; do
 		run raw_udp lat "$s" lat_udp "$s"
+		run softefa lat "$s" lat_softefa "$s"
 		run tcp lat "$s" lat_tcp "$s"
 		run "udp;ofi_rxd" lat "$s" lat_fi "udp;ofi_rxd" "$s"
 		run "tcp;ofi_rxm" lat "$s" lat_fi "tcp;ofi_rxm" "$s"
 		run ucx_tcp lat "$s" lat_ucx "$s"
-		run softefa lat "$s" lat_softefa "$s"
 	done
 	for s in $BLOCKING_SIZES; do
 		run raw_udp lat_blocking "$s" lat_udp_blocking "$s"
 		run softefa lat_blocking "$s" lat_softefa_events "$s"
 	done
-	for s in 8192 65507; do
-		run raw_udp bw "$s" bw_udp "$s"
-	done
-	for s in 8192 1048576; do
-		run tcp bw "$s" bw_tcp "$s"
-		run ucx_tcp bw "$s" bw_ucx "$s"
-	done
+	run raw_udp bw 8192 bw_udp 8192
 	run softefa bw 8192 bw_softefa_send 8192
 	run softefa_unpinned bw 8192 placed unpinned bw_softefa_send 8192
 	run softefa_onecpu bw 8192 placed onecpu bw_softefa_send 8192
+	run raw_udp bw 65507 bw_udp 65507
+	run tcp bw 8192 bw_tcp 8192
+	run ucx_tcp bw 8192 bw_ucx 8192
+	run tcp bw 1048576 bw_tcp 1048576
+	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
+	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
+	run ucx_tcp bw 1048576 bw_ucx 1048576
 	run softefa_unpinned lat 64 placed unpinned lat_softefa 64
 	run softefa_onecpu lat 64 placed onecpu lat_softefa 64
 	for s in $PASSIVE_SIZES; do
@@ -142,8 +146,6 @@ for ((r = 1; r <= REPS; r++)); do
 		run wake_idle wake 0 wake_lat idle
 		run wake_busy wake 0 wake_lat busy
 	fi
-	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
-	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
 	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216
 	run softefa_read_mem bw 1048576 bw_softefa_rdma read 1048576 16777216
 done

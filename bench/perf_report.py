@@ -35,13 +35,25 @@ LAT_TOOLS = [("raw_udp", "raw UDP (floor)"), ("tcp", "kernel TCP (sockperf)"),
 
 
 def load_rounds(d):
-    """Every round's figure, by (tool, metric, size)."""
+    """Every round's figure, by (tool, metric, size): {round: value}. (A run before
+    perf.sh wrote the round counts its figures of a measure in order.)"""
     res = {}
     with open(os.path.join(d, "results.jsonl")) as f:
         for line in f:
             r = json.loads(line)
-            res.setdefault((r["tool"], r["metric"], r["size"]), []).append(r["value"])
+            got = res.setdefault((r["tool"], r["metric"], r["size"]), {})
+            got[r.get("round", len(got) + 1)] = r["value"]
     return res
+
+
+def paired(rounds, a, b):
+    """Measure a over measure b (keys of rounds): the median of each round's own ratio.
+    perf.sh runs the two back to back in a round, so both see the machine in one state;
+    its speed changes from minute to minute, and the medians of the two figures may
+    come from different minutes. None when no round has both."""
+    ra, rb = rounds.get(a, {}), rounds.get(b, {})
+    xs = [ra[i] / rb[i] for i in ra if i in rb and ra[i] is not None and rb[i]]
+    return statistics.median(xs) if xs else None
 
 
 
@@ -143,8 +155,13 @@ def main():
     d, docs = sys.argv[1], sys.argv[2]
     figs = os.path.join(docs, "performance")
     os.makedirs(figs, exist_ok=True)
-    rounds = load_rounds(d)
+    by_round = load_rounds(d)
+    rounds = {k: list(v.values()) for k, v in by_round.items()}
     r = {k: (statistics.median(v), len(v)) for k, v in rounds.items()}
+
+    def pr(tool, peer, metric, size, peer_metric=None):
+        """tool's figure over peer's, round by round (paired)."""
+        return paired(by_round, (tool, metric, size), (peer, peer_metric or metric, size))
 
     def swings(*keys):
         """The measures among keys whose rounds differ by SWING or more, said."""
@@ -213,7 +230,10 @@ def main():
         "CPU 1 (as two hosts would be; every tool alike), and every tool "
         "busy-polls (sockperf with non-blocking sockets and a zero epoll timeout, UCX and "
         "libfabric by default, softefa through perftest). Ratios are softefa / peer: below "
-        "1 is better for latency, above 1 for bandwidth.\n")
+        "1 is better for latency, above 1 for bandwidth. A ratio is the median of the "
+        "rounds' own: each round runs softefa right after the peer it is set against, "
+        "because this machine's speed changes from minute to minute and two medians may "
+        "come from different minutes.\n")
     w.append("## Latency (one way: half a ping-pong round trip, us)\n")
     w.append("| size | " + " | ".join(lbl for _, lbl in LAT_TOOLS) + " | softefa / raw UDP |")
     w.append("|---" * (len(LAT_TOOLS) + 2) + "|")
@@ -222,8 +242,8 @@ def main():
         for tool, _ in LAT_TOOLS:
             v = get(tool, "lat", s)
             cells.append(f"{v:.2f}" if v is not None else "-")
-        soft, raw = get("softefa", "lat", s), get("raw_udp", "lat", s)
-        ratio = f"{soft / raw:.2f}" if soft and raw else "-"
+        x = pr("softefa", "raw_udp", "lat", s)
+        ratio = f"{x:.2f}" if x else "-"
         w.append(f"| {s} | " + " | ".join(cells) + f" | {ratio} |")
     w.append("")
     w.append("![latency](performance/latency.png)\n")
@@ -260,7 +280,8 @@ def main():
         w.append("|---|---|---|---|")
         for s in bsizes:
             raw, soft = get("raw_udp", "lat_blocking", s), get("softefa", "lat_blocking", s)
-            ratio = f"{soft / raw:.2f}" if soft and raw else "-"
+            x = pr("softefa", "raw_udp", "lat_blocking", s)
+            ratio = f"{x:.2f}" if x else "-"
             w.append(f"| {s} | " + (f"{raw:.2f}" if raw is not None else "-") + " | " +
                      (f"{soft:.2f}" if soft is not None else "-") + f" | {ratio} |")
         w.append("")
@@ -275,12 +296,12 @@ def main():
                  "whose answer is awaited gets to run.\n")
         w.append("| placement | 64 B latency (us) | 8 KiB send (Gbit/s) | send / pinned |")
         w.append("|---|---|---|---|")
-        pinned_bw = get("softefa", "bw", 8192)
         for label, tool in (("pinned, one CPU each", "softefa"),
                             ("unpinned", "softefa_unpinned"),
                             ("both on one CPU", "softefa_onecpu")):
             lat, bw = get(tool, "lat", 64), get(tool, "bw", 8192)
-            rel = f"{bw / pinned_bw:.2f}" if bw is not None and pinned_bw else "-"
+            x = pr(tool, "softefa", "bw", 8192)
+            rel = f"{x:.2f}" if x is not None else "-"
             w.append(f"| {label} | " + (f"{lat:.2f}" if lat is not None else "-") + " | " +
                      (f"{bw:.1f}" if bw is not None else "-") + f" | {rel} |")
         w.append("")
@@ -303,7 +324,8 @@ def main():
         for s in psizes:
             pas, imm = get("softefa_passive", "rdma_lat", s), get("softefa_imm", "rdma_lat", s)
             unp = get("softefa_passive_unpinned", "rdma_lat", s)
-            rel = f"{pas / imm:.2f}" if pas and imm else "-"
+            x = pr("softefa_passive", "softefa_imm", "rdma_lat", s)
+            rel = f"{x:.2f}" if x else "-"
             w.append(f"| {s} | " + (f"{pas:.1f}" if pas is not None else "-") + " | " +
                      (f"{imm:.1f}" if imm is not None else "-") + f" | {rel} | " +
                      (f"{unp:.1f}" if unp is not None else "-") + " |")
@@ -326,17 +348,14 @@ def main():
                  "thread sleeps in `epoll` with no timer armed.\n")
 
     # Targets.
-    def ratio(a, b):
-        return a / b if a and b else None
-
     # Each target: its name, its ratio, the test the ratio must pass, and the bench/ab.sh
     # measure that says what authentication costs it (None: not measured with it off).
     t = []
-    l64 = ratio(get("softefa", "lat", 64), get("raw_udp", "lat", 64))
-    l8k = ratio(get("softefa", "lat", 8192), get("raw_udp", "lat", 8192))
-    b8k = ratio(get("softefa", "bw", 8192), get("raw_udp", "bw", 8192))
-    wr = ratio(get("softefa_write", "bw", 1048576), get("tcp", "bw", 1048576))
-    rd = ratio(get("softefa_read", "bw", 1048576), get("tcp", "bw", 1048576))
+    l64 = pr("softefa", "raw_udp", "lat", 64)
+    l8k = pr("softefa", "raw_udp", "lat", 8192)
+    b8k = pr("softefa", "raw_udp", "bw", 8192)
+    wr = pr("softefa_write", "tcp", "bw", 1048576)
+    rd = pr("softefa_read", "tcp", "bw", 1048576)
     t.append(("64 B latency <= 1.3x raw UDP", l64, lambda x: x <= 1.3, "lat 64"))
     t.append(("8 KiB latency <= 1.3x raw UDP", l8k, lambda x: x <= 1.3, "lat 8192"))
     t.append(("8 KiB send bandwidth >= 0.8x raw UDP 8 KiB streaming", b8k, lambda x: x >= 0.8,
@@ -349,29 +368,28 @@ def main():
                         ("ucx_tcp", "UCX tcp")):
         worst = None
         for s in sizes:
-            x = ratio(get("softefa", "lat", s), get(peer, "lat", s))
+            x = pr("softefa", peer, "lat", s)
             if x is not None:
                 worst = x if worst is None else max(worst, x)
         t.append((f"latency ahead of {label} at every size (worst ratio)", worst,
                   lambda x: x < 1, None))
-    ub = ratio(get("softefa_write", "bw", 1048576), get("ucx_tcp", "bw", 1048576))
+    ub = pr("softefa_write", "ucx_tcp", "bw", 1048576)
     t.append(("1 MiB bandwidth ahead of UCX tcp", ub, lambda x: x > 1, "write_bw 1048576"))
-    u8 = ratio(get("softefa", "bw", 8192), get("ucx_tcp", "bw", 8192))
+    u8 = pr("softefa", "ucx_tcp", "bw", 8192)
     t.append(("8 KiB bandwidth ahead of UCX tcp", u8, lambda x: x > 1, "send_bw 8192"))
     # (A collapse to 0 Gbit/s is a figure, not a missing one.)
-    unp, pin = get("softefa_unpinned", "bw", 8192), get("softefa", "bw", 8192)
-    up = unp / pin if unp is not None and pin else None
+    up = pr("softefa_unpinned", "softefa", "bw", 8192)
     t.append(("perftest unpinned >= 0.8x pinned (8 KiB send)", up, lambda x: x >= 0.8, None))
     worst = None
     for s in sorted({k[2] for k in r if k[1] == "lat_blocking"}):
-        x = ratio(get("softefa", "lat_blocking", s), get("raw_udp", "lat_blocking", s))
+        x = pr("softefa", "raw_udp", "lat_blocking", s)
         if x is not None:
             worst = x if worst is None else max(worst, x)
     t.append(("blocking latency close to raw UDP blocking (<= 1.5x, worst size)", worst,
               lambda x: x <= 1.5, None))
     worst = None
     for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "rdma_lat"}):
-        x = ratio(get("softefa_passive", "rdma_lat", s), get("softefa_imm", "rdma_lat", s))
+        x = pr("softefa_passive", "softefa_imm", "rdma_lat", s)
         if x is not None:
             worst = x if worst is None else max(worst, x)
     t.append(("passive RDMA-write target within 1.2x of write-with-immediate (worst size)",
@@ -451,7 +469,7 @@ def main():
         soft, other = get(tool, metric, size), get(peer, metric, size)
         if soft is None or other is None:
             return ""
-        text = f"softefa {soft:.2f} {unit} against {other:.2f}."
+        text = f"softefa {soft:.2f} {unit} against {other:.2f} (medians)."
         mine, theirs = swings((tool, metric, size)), swings((peer, metric, size))
         if mine or theirs:
             text += (" Its rounds differ 1.5x or more (" + "; ".join(mine + theirs) +
@@ -501,9 +519,9 @@ def main():
     def explain_passive():
         worst_s, worst_v = None, None
         for s in sorted({k[2] for k in r if k[0] == "softefa_passive" and k[1] == "rdma_lat"}):
-            pas, imm = get("softefa_passive", "rdma_lat", s), get("softefa_imm", "rdma_lat", s)
-            if pas and imm and (worst_v is None or pas / imm > worst_v):
-                worst_s, worst_v = s, pas / imm
+            x = pr("softefa_passive", "softefa_imm", "rdma_lat", s)
+            if x and (worst_v is None or x > worst_v):
+                worst_s, worst_v = s, x
         if worst_s is None:
             return "", []
         pas = get("softefa_passive", "rdma_lat", worst_s)
