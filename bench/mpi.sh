@@ -53,7 +53,7 @@ counters() { # DIR
 # succeeded whole (RC 0, every benchmark at every size): a run that died halfway must
 # not leave its first sizes to be judged as if they were all.
 FIGURES=27 # 3 benchmarks x 9 sizes
-keep() { # SCENARIO TRANSPORT LOG RC
+keep() { # SCENARIO TRANSPORT LOG RC [ROUND]
 	local n
 	n=$(grep -cE '^(PingPong|Sendrecv|Allreduce) ' "$3")
 	if [ "$4" -ne 0 ] || [ "$n" -ne $FIGURES ]; then
@@ -61,30 +61,39 @@ keep() { # SCENARIO TRANSPORT LOG RC
 		tail -15 "$3" >&2
 		return 1
 	fi
-	grep -E '^(PingPong|Sendrecv|Allreduce) ' "$3" | sed "s/^/$1 $2 /" >>"$out/results.tsv"
+	grep -E '^(PingPong|Sendrecv|Allreduce) ' "$3" | sed "s/^/$1 $2 /; s/\$/ ${5:-1}/" \
+		>>"$out/results.tsv"
 	echo "mpi: $1 $2: $n figures" >&2
 }
 
-local_run() { # SCENARIO TRANSPORT NP BUDGET
-	local rd log="$out/$1.$2.log" more=()
+local_run() { # SCENARIO TRANSPORT NP BUDGET ROUND
+	local rd log="$out/$1.$2.$5.log" more=()
 	[ "$3" -gt 2 ] && more=(--oversubscribe)
 	if [ "$2" = efa ]; then
 		rd=$(mktemp -d /tmp/softefa-mpi-bench.XXXXXX)
 		SOFTEFA_RUN_DIR=$rd timeout -k 20 900 "$SOFTEFA" run -- mpirun -np "$3" "${more[@]}" \
 			"${EFA[@]}" "$out/mpi_bench" --budget "$4" >"$log" 2>&1 </dev/null
-		keep "$1" "$2" "$log" $? && echo "$1 $2 $(counters "$rd") -" >>"$out/counters.tsv"
+		keep "$1" "$2" "$log" $? "$5" && echo "$1 $2 $(counters "$rd") -" >>"$out/counters.tsv"
 		rm -rf "$rd"
 	else
 		timeout -k 20 900 mpirun -np "$3" "${more[@]}" "${TCP[@]}" "$out/mpi_bench" --budget "$4" \
 			>"$log" 2>&1 </dev/null
-		keep "$1" "$2" "$log" $?
+		keep "$1" "$2" "$log" $? "$5"
 	fi
 }
 
-local_run local2 efa 2 "$BUDGET"
-local_run local2 tcp 2 "$BUDGET"
-local_run local4 efa 4 "$LONG_BUDGET"
-local_run local4 tcp 4 "$LONG_BUDGET"
+# Each local scenario twice a transport, in the order efa tcp tcp efa: this machine's
+# speed changes from minute to minute, and the report sets each efa run against the tcp
+# run beside it (round 1, round 2; mpi_report.py), so a slow minute falls on both sides
+# of a ratio, and a drift through the four runs cancels out of the two ratios' mean.
+local_pair() { # SCENARIO NP BUDGET
+	local_run "$1" efa "$2" "$3" 1
+	local_run "$1" tcp "$2" "$3" 1
+	local_run "$1" tcp "$2" "$3" 2
+	local_run "$1" efa "$2" "$3" 2
+}
+local_pair local2 2 "$BUDGET"
+local_pair local4 4 "$LONG_BUDGET"
 
 # Across two namespace hosts (needs root and namespaces; said and skipped otherwise).
 hosts() {

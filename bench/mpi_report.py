@@ -28,21 +28,39 @@ def size(b):
 
 
 def load(d):
+    """results.tsv's figures, by (scenario, transport, benchmark, bytes): {round: (mean,
+    p50, p99)} (a run before rounds is round 1); counters.tsv's, by (scenario,
+    transport): the runs' sums, and the loss rule's drops (or "-")."""
     res, cnt = {}, {}
     with open(os.path.join(d, "results.tsv")) as f:
         for line in f:
             p = line.split()
-            if len(p) == 9:
-                sc, tr, bench, _ranks, b, _it, avg, p50, p99 = p
-                res[(sc, tr, bench, int(b))] = (float(avg), float(p50), float(p99))
+            if len(p) in (9, 10):
+                sc, tr, bench, _ranks, b, _it, avg, p50, p99 = p[:9]
+                rnd = int(p[9]) if len(p) == 10 else 1
+                got = res.setdefault((sc, tr, bench, int(b)), {})
+                got[rnd] = (float(avg), float(p50), float(p99))
     path = os.path.join(d, "counters.tsv")
     if os.path.exists(path):
         with open(path) as f:
             for line in f:
                 p = line.split()
                 if len(p) == 5:
-                    cnt[(p[0], p[1])] = (int(p[2]), int(p[3]), p[4])
+                    pk, to, drops = cnt.get((p[0], p[1]), (0, 0, p[4]))
+                    cnt[(p[0], p[1])] = (pk + int(p[2]), to + int(p[3]), drops)
     return res, cnt
+
+
+def fig(rounds, col):
+    """A transport's figure: the mean of its rounds' (col 0 the mean, 2 the p99)."""
+    return sum(v[col] for v in rounds.values()) / len(rounds)
+
+
+def paired(efa, tcp, col):
+    """efa over tcp: the mean of each round's own ratio (mpi.sh runs a round's two side
+    by side), None when no round has both."""
+    xs = [efa[r][col] / tcp[r][col] for r in efa if r in tcp and tcp[r][col] > 0]
+    return sum(xs) / len(xs) if xs else None
 
 
 def ratios(res, sc, col):
@@ -51,8 +69,9 @@ def ratios(res, sc, col):
     out = []
     for (s, tr, bench, b), v in sorted(res.items()):
         t = res.get((s, "tcp", bench, b))
-        if s == sc and tr == "efa" and t and t[col] > 0:
-            out.append((bench, b, v[col] / t[col]))
+        x = paired(v, t, col) if s == sc and tr == "efa" and t else None
+        if x is not None:
+            out.append((bench, b, x))
     return out
 
 
@@ -80,11 +99,12 @@ def table(res, sc, title):
             if s != sc or tr != "efa" or bn != bench:
                 continue
             t = res.get((sc, "tcp", bench, b))
-            row = f"| {bench} | {size(b)} | {v[0]:.1f} | "
-            ok = t and t[0] > 0 and t[2] > 0
-            row += f"{t[0]:.1f} | {v[0] / t[0]:.2f} |" if ok else " | |"
+            x0, x2 = (paired(v, t, 0), paired(v, t, 2)) if t else (None, None)
+            row = f"| {bench} | {size(b)} | {fig(v, 0):.1f} | "
+            row += f"{fig(t, 0):.1f} | {x0:.2f} |" if x0 is not None else " | |"
             if p99:
-                row += f" {v[2]:.1f} | {t[2]:.1f} | {v[2] / t[2]:.2f} |" if ok else " | | |"
+                row += (f" {fig(v, 2):.1f} | {fig(t, 2):.1f} | {x2:.2f} |" if x2 is not None
+                        else " | | |")
             w.append(row)
     w.append("")
     return w
@@ -93,8 +113,8 @@ def table(res, sc, title):
 def counters_section(cnt):
     w = ["### Retransmissions\n",
          "Port counters of the efa runs (each run had a run directory of its own, so they "
-         "are that run's alone). On one host no packet is lost: every retransmission "
-         "there is spurious.\n",
+         "are that run's alone; on one host, both runs' summed). On one host no packet "
+         "is lost: every retransmission there is spurious.\n",
          "| run | retransmitted packets | retransmission timeouts | packets the loss rule dropped |",
          "|---|---|---|---|"]
     for sc, title in SCENARIOS:
@@ -114,7 +134,10 @@ def main():
          "`FI_EFA_ENABLE_SHM_TRANSFER=0`, authentication on) beside Open MPI's own tcp "
          "transport (ob1, btl tcp), the same IMB-like loops (`bench/mpi_bench.c`): mean "
          "time per call in microseconds (PingPong: half a round trip), lower is better. "
-         "A ratio below 1 is softefa ahead. See docs/mpi.md.\n",
+         "A ratio below 1 is softefa ahead. On one host each transport ran twice, in the "
+         "order softefa, tcp, tcp, softefa: a figure is the mean of its runs, a ratio "
+         "the mean of the two runs' side by side (this machine's speed changes from "
+         "minute to minute). See docs/mpi.md.\n",
          "| target | result | detail |", "|---|---|---|"]
     w.append(judge(ratios(res, "local4", 0), 1.5,
                    "4 ranks on 2 cores: every size within 1.5x of tcp"))
