@@ -57,7 +57,7 @@ keep() { # SCENARIO TRANSPORT LOG RC [ROUND]
 	local n
 	n=$(grep -cE '^(PingPong|Sendrecv|Allreduce) ' "$3")
 	if [ "$4" -ne 0 ] || [ "$n" -ne $FIGURES ]; then
-		echo "mpi: $1 $2 failed (rc $4, $n of $FIGURES figures); none kept:" >&2
+		echo "mpi: $1 $2 (run ${5:-1}) failed (rc $4, $n of $FIGURES figures); none kept:" >&2
 		tail -15 "$3" >&2
 		return 1
 	fi

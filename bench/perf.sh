@@ -106,33 +106,50 @@ bw_ucx() { # SIZE -> Gbit/s (from MB/s)
 		awk '/Final:/ {printf "%.3f\n", $(NF-2) * 8 * 1048576 / 1e9}'
 }
 
-# In a round, softefa runs right after each peer a target sets it against (the floor,
-# kernel TCP, pinned beside unpinned): this machine's speed changes from minute to
-# minute, and the report's ratios are each round's own (perf_report.py, paired).
+# in_turn RUN_ARGS -- RUN_ARGS [-- ...]: the runs back to back, in this order in odd
+# rounds and the reverse in even ones, so that neither side of a ratio always finds the
+# machine as the other left it.
+in_turn() {
+	local groups=() g="" a
+	for a in "$@"; do
+		if [ "$a" = -- ]; then
+			groups+=("$g")
+			g=""
+		else
+			g+="$(printf '%q ' "$a")"
+		fi
+	done
+	groups+=("$g")
+	local i n=${#groups[@]}
+	for ((i = 0; i < n; i++)); do
+		if ((r % 2)); then eval "run ${groups[i]}"; else eval "run ${groups[n - 1 - i]}"; fi
+	done
+}
+
+# In a round, softefa runs beside each peer a target sets it against (the floor, kernel
+# TCP, pinned beside unpinned): this machine's speed changes from minute to minute, and
+# the report's ratios are each round's own (perf_report.py, paired).
 for ((r = 1; r <= REPS; r++)); do
 	echo "perf: round $r of $REPS" >&2
 	for s in $SIZES; do
-		run raw_udp lat "$s" lat_udp "$s"
-		run softefa lat "$s" lat_softefa "$s"
+		in_turn raw_udp lat "$s" lat_udp "$s" -- softefa lat "$s" lat_softefa "$s"
 		run tcp lat "$s" lat_tcp "$s"
 		run "udp;ofi_rxd" lat "$s" lat_fi "udp;ofi_rxd" "$s"
 		run "tcp;ofi_rxm" lat "$s" lat_fi "tcp;ofi_rxm" "$s"
 		run ucx_tcp lat "$s" lat_ucx "$s"
 	done
 	for s in $BLOCKING_SIZES; do
-		run raw_udp lat_blocking "$s" lat_udp_blocking "$s"
-		run softefa lat_blocking "$s" lat_softefa_events "$s"
+		in_turn raw_udp lat_blocking "$s" lat_udp_blocking "$s" -- \
+			softefa lat_blocking "$s" lat_softefa_events "$s"
 	done
-	run raw_udp bw 8192 bw_udp 8192
-	run softefa bw 8192 bw_softefa_send 8192
-	run softefa_unpinned bw 8192 placed unpinned bw_softefa_send 8192
+	in_turn raw_udp bw 8192 bw_udp 8192 -- softefa bw 8192 bw_softefa_send 8192 -- \
+		softefa_unpinned bw 8192 placed unpinned bw_softefa_send 8192
 	run softefa_onecpu bw 8192 placed onecpu bw_softefa_send 8192
 	run raw_udp bw 65507 bw_udp 65507
 	run tcp bw 8192 bw_tcp 8192
 	run ucx_tcp bw 8192 bw_ucx 8192
-	run tcp bw 1048576 bw_tcp 1048576
-	run softefa_write bw 1048576 bw_softefa_rdma write 1048576
-	run softefa_read bw 1048576 bw_softefa_rdma read 1048576
+	in_turn tcp bw 1048576 bw_tcp 1048576 -- softefa_write bw 1048576 bw_softefa_rdma write 1048576 \
+		-- softefa_read bw 1048576 bw_softefa_rdma read 1048576
 	run ucx_tcp bw 1048576 bw_ucx 1048576
 	run softefa_unpinned lat 64 placed unpinned lat_softefa 64
 	run softefa_onecpu lat 64 placed onecpu lat_softefa 64
@@ -149,6 +166,7 @@ for ((r = 1; r <= REPS; r++)); do
 	run softefa_write_mem bw 1048576 bw_softefa_rdma write 1048576 16777216
 	run softefa_read_mem bw 1048576 bw_softefa_rdma read 1048576 16777216
 done
+unset r # what follows is no round's
 
 # An idle engine: rr's server opens the device, makes its QP and sleeps in accept();
 # its CPU time (every thread, the progress thread included) over 3 s, in ms per second.

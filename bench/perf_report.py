@@ -46,13 +46,18 @@ def load_rounds(d):
     return res
 
 
-def paired(rounds, a, b):
-    """Measure a over measure b (keys of rounds): the median of each round's own ratio.
-    perf.sh runs the two back to back in a round, so both see the machine in one state;
-    its speed changes from minute to minute, and the medians of the two figures may
-    come from different minutes. None when no round has both."""
+def round_ratios(rounds, a, b):
+    """Measure a over measure b (keys of rounds), each round's own ratio, by round."""
     ra, rb = rounds.get(a, {}), rounds.get(b, {})
-    xs = [ra[i] / rb[i] for i in ra if i in rb and ra[i] is not None and rb[i]]
+    return [ra[i] / rb[i] for i in sorted(ra) if i in rb and ra[i] is not None and rb[i]]
+
+
+def paired(rounds, a, b):
+    """Measure a over measure b: the median of the rounds' own ratios. perf.sh runs the
+    two in one round, mostly back to back, so both see the machine in one state; its
+    speed changes from minute to minute, and the medians of the two figures may come
+    from different minutes. None when no round has both."""
+    xs = round_ratios(rounds, a, b)
     return statistics.median(xs) if xs else None
 
 
@@ -123,7 +128,9 @@ def load_profile(d):
 
 
 HISTORY = ["date", "cpu", "auth", "rdma_buffers", "lat64", "raw64", "lat8k", "raw8k", "send8k",
-           "udp8k", "write1m", "read1m", "tcp1m"]
+           "udp8k", "write1m", "read1m", "tcp1m",
+           # the targets' ratios, round by round (paired); rows before them have none
+           "x_lat64", "x_lat8k", "x_send8k", "x_write1m", "x_read1m"]
 
 
 def history(docs, row):
@@ -231,9 +238,11 @@ def main():
         "busy-polls (sockperf with non-blocking sockets and a zero epoll timeout, UCX and "
         "libfabric by default, softefa through perftest). Ratios are softefa / peer: below "
         "1 is better for latency, above 1 for bandwidth. A ratio is the median of the "
-        "rounds' own: each round runs softefa right after the peer it is set against, "
-        "because this machine's speed changes from minute to minute and two medians may "
-        "come from different minutes.\n")
+        "rounds' own, because this machine's speed changes from minute to minute and two "
+        "medians may come from different minutes: in a round softefa runs beside the "
+        "floor, kernel TCP (1 MiB write; the read one run later) and its own pinned "
+        "run, the peer first in odd rounds and softefa first in even ones, and within "
+        "a few runs of the other peers.\n")
     w.append("## Latency (one way: half a ping-pong round trip, us)\n")
     w.append("| size | " + " | ".join(lbl for _, lbl in LAT_TOOLS) + " | softefa / raw UDP |")
     w.append("|---" * (len(LAT_TOOLS) + 2) + "|")
@@ -469,7 +478,9 @@ def main():
         soft, other = get(tool, metric, size), get(peer, metric, size)
         if soft is None or other is None:
             return ""
-        text = f"softefa {soft:.2f} {unit} against {other:.2f} (medians)."
+        xs = round_ratios(by_round, (tool, metric, size), (peer, metric, size))
+        text = (f"softefa {soft:.2f} {unit} against {other:.2f} (medians); round by round "
+                + ", ".join(f"{x:.2f}" for x in xs) + " (the ratio is their median).")
         mine, theirs = swings((tool, metric, size)), swings((peer, metric, size))
         if mine or theirs:
             text += (" Its rounds differ 1.5x or more (" + "; ".join(mine + theirs) +
@@ -527,7 +538,8 @@ def main():
         pas = get("softefa_passive", "rdma_lat", worst_s)
         imm = get("softefa_imm", "rdma_lat", worst_s)
         facts = (f"At {worst_s} B the memory-watching round trip took {pas:.1f} us against "
-                 f"{imm:.1f} polled from the CQ; only the progress thread serves it, asleep "
+                 f"{imm:.1f} polled from the CQ (medians; the ratio is the rounds' "
+                 f"{worst_v:.2f}); only the progress thread serves it, asleep "
                  "until the peer's write arrives, on the CPU where its application spins.")
         idle, busy = get("wake_idle", "wake", 0), get("wake_busy", "wake", 0)
         floor = get("raw_udp", "lat", 64)
@@ -592,6 +604,9 @@ def main():
         v = get(tool, metric, size)
         return f"{v:.2f}" if v is not None else ""
 
+    def xfig(v):
+        return f"{v:.3f}" if v is not None else ""
+
     runs = history(docs, {
         "date": datetime.date.today().isoformat(), "cpu": cpuinfo(),
         "auth": "on" if auth_on else "off", "rdma_buffers": "one buffer",
@@ -599,11 +614,17 @@ def main():
         "lat8k": fig("softefa", "lat", 8192), "raw8k": fig("raw_udp", "lat", 8192),
         "send8k": fig("softefa", "bw", 8192), "udp8k": fig("raw_udp", "bw", 8192),
         "write1m": fig("softefa_write", "bw", 1048576),
-        "read1m": fig("softefa_read", "bw", 1048576), "tcp1m": fig("tcp", "bw", 1048576)})
+        "read1m": fig("softefa_read", "bw", 1048576), "tcp1m": fig("tcp", "bw", 1048576),
+        "x_lat64": xfig(l64), "x_lat8k": xfig(l8k), "x_send8k": xfig(b8k),
+        "x_write1m": xfig(wr), "x_read1m": xfig(rd)})
 
     def rel(r, a, b):
+        """softefa's figure, and its ratio: the row's own paired one, or (a row from
+        before them) the ratio of the two medians, marked with a ~."""
         try:
-            return f"{float(r[a]):.2f} ({float(r[a]) / float(r[b]):.2f}x)"
+            if r.get("x_" + a):
+                return f"{float(r[a]):.2f} ({float(r['x_' + a]):.2f}x)"
+            return f"{float(r[a]):.2f} (~{float(r[a]) / float(r[b]):.2f}x)"
         except (KeyError, ValueError, ZeroDivisionError):
             return "-"
 
@@ -611,7 +632,9 @@ def main():
     w.append("Every `make bench` adds its row to docs/performance/history.tsv; the CPU "
              "changes from week to week, and so do the ratios. softefa's figure, and in "
              "brackets its ratio to the floor the targets name (raw UDP for latency and "
-             "the 8 KiB stream, kernel TCP for 1 MiB RDMA). \"16 MiB region\": RDMA "
+             "the 8 KiB stream, kernel TCP for 1 MiB RDMA): the run's paired ratio, as in "
+             "its targets, or marked ~, from a run before those, its two medians' ratio. "
+             "\"16 MiB region\": RDMA "
              "figures taken over a rotating region, before they streamed from one buffer "
              "as iperf3 does; \"none\": before authentication existed.\n")
     w.append("| date | CPU | authentication | RDMA buffers | 64 B latency, us | 8 KiB latency, us "
