@@ -10,6 +10,7 @@ import os
 import sys
 
 from machine import cpuinfo
+from rounds import mean_ratio
 
 SCENARIOS = [
     ("local2", "2 ranks, one host"),
@@ -63,9 +64,8 @@ def fig(rounds, col, other=None):
 
 def paired(efa, tcp, col):
     """efa over tcp: the mean of each round's own ratio (mpi.sh runs a round's two side
-    by side), None when no round has both."""
-    xs = [efa[r][col] / tcp[r][col] for r in efa if r in tcp and tcp[r][col] > 0]
-    return sum(xs) / len(xs) if xs else None
+    by side; rounds.py), None when no round has both."""
+    return mean_ratio({r: v[col] for r, v in efa.items()}, {r: v[col] for r, v in tcp.items()})
 
 
 def ratios(res, sc, col):

@@ -14,6 +14,7 @@ import sys
 
 from auth_report import ab_rows, settled
 from machine import cpuinfo
+from rounds import median_ratio, round_ratios
 
 import matplotlib
 
@@ -46,22 +47,10 @@ def load_rounds(d):
     return res
 
 
-def round_ratios(rounds, a, b):
-    """Measure a over measure b (keys of rounds), each round's own ratio, by round."""
-    ra, rb = rounds.get(a, {}), rounds.get(b, {})
-    return [ra[i] / rb[i] for i in sorted(ra) if i in rb and ra[i] is not None and rb[i]]
-
-
 def paired(rounds, a, b):
-    """Measure a over measure b: the median of the rounds' own ratios. perf.sh runs the
-    two in one round, mostly back to back, so both see the machine in one state; its
-    speed changes from minute to minute, and the medians of the two figures may come
-    from different minutes. None when no round has both."""
-    xs = round_ratios(rounds, a, b)
-    return statistics.median(xs) if xs else None
-
-
-
+    """Measure a over measure b (keys of rounds): the median of the rounds' own ratios
+    (rounds.py). perf.sh runs the two in one round, mostly back to back."""
+    return median_ratio(rounds.get(a, {}), rounds.get(b, {}))
 
 
 def lines(path):
@@ -478,7 +467,8 @@ def main():
         soft, other = get(tool, metric, size), get(peer, metric, size)
         if soft is None or other is None:
             return ""
-        xs = round_ratios(by_round, (tool, metric, size), (peer, metric, size))
+        xs = round_ratios(by_round.get((tool, metric, size), {}),
+                          by_round.get((peer, metric, size), {}))
         text = (f"softefa {soft:.2f} {unit} against {other:.2f} (medians); round by round "
                 + ", ".join(f"{x:.2f}" for x in xs) + " (the ratio is their median).")
         mine, theirs = swings((tool, metric, size)), swings((peer, metric, size))

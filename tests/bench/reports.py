@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+"""make bench's ratios are taken round by round (bench/rounds.py): checked here on
+figures made up so that a ratio of medians or of means would say otherwise, through
+the MPI report as a reader sees it (bench/mpi_report.py; the perf report needs
+matplotlib, which only make bench installs, and takes its ratios from the same
+module)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+from rounds import mean_ratio, median_ratio, round_ratios  # noqa: E402
+
+failed = []
+
+
+def check(what, got, want):
+    if got != want:
+        failed.append(f"{what}: got {got!r}, want {want!r}")
+
+
+# softefa 10/20/30 against a peer at 5/40/15: 2.0, 0.5, 2.0 round by round, whose
+# median (2.0) is not the medians' ratio (20 / 15).
+a, b = {1: 10.0, 2: 20.0, 3: 30.0}, {1: 5.0, 2: 40.0, 3: 15.0}
+check("round_ratios", round_ratios(a, b), [2.0, 0.5, 2.0])
+check("median_ratio", median_ratio(a, b), 2.0)
+check("mean_ratio", mean_ratio(a, b), 1.5)
+# A round one side lacks (a failed run), or where the peer measured 0, is left out.
+check("missing round", round_ratios({1: 4.0, 2: 9.0}, {2: 3.0}), [3.0])
+check("zero peer", round_ratios({1: 4.0, 2: 9.0}, {1: 0.0, 2: 3.0}), [3.0])
+check("no common round", median_ratio({1: 1.0}, {2: 1.0}), None)
+
+
+def line(sc, tr, bench, b, avg, rnd=None):
+    cols = [sc, tr, bench, "2", str(b), "1000", f"{avg}", f"{avg}", f"{avg * 2}"]
+    return " ".join(cols + ([str(rnd)] if rnd is not None else [])) + "\n"
+
+
+def report(rows, counters=""):
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "results.tsv"), "w") as f:
+            f.writelines(rows)
+        with open(os.path.join(d, "counters.tsv"), "w") as f:
+            f.write(counters)
+        out = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "mpi_report.py"),
+                              d], capture_output=True, text=True)
+        if out.returncode:
+            failed.append(f"mpi_report.py exited {out.returncode}: {out.stderr.strip()}")
+        return out.stdout
+
+
+def row(md, bench, size):
+    for ln in md.splitlines():
+        if ln.startswith(f"| {bench} | {size} |"):
+            return [c.strip() for c in ln.strip("|").split("|")]
+    failed.append(f"no row for {bench} {size} in:\n{md}")
+    return []
+
+
+# Two rounds, tcp's machine twice as fast in the second: 6/5 and 30/10 are 1.20 and
+# 3.00 side by side, mean 2.10; the means' ratio would say 18 / 7.5 = 2.40.
+md = report([line("local2", "efa", "PingPong", 8, 6.0, 1), line("local2", "tcp", "PingPong", 8, 5.0, 1),
+             line("local2", "tcp", "PingPong", 8, 10.0, 2), line("local2", "efa", "PingPong", 8, 30.0, 2)],
+            "local2 efa 3 1 -\nlocal2 efa 4 2 -\n")
+check("paired MPI row", row(md, "PingPong", "8 B"), ["PingPong", "8 B", "18.0", "7.5", "2.10"])
+# efa's second run failed: the figures and the ratio rest on round 1 alone, said so.
+md = report([line("local2", "efa", "PingPong", 8, 6.0, 1), line("local2", "tcp", "PingPong", 8, 5.0, 1),
+             line("local2", "tcp", "PingPong", 8, 10.0, 2)])
+check("one efa run", row(md, "PingPong", "8 B"), ["PingPong", "8 B", "6.0", "5.0", "1.20"])
+check("one efa run said", "efa ran whole in 1 of its 2 runs" in md, True)
+# Files from before rounds (9 columns) are one round.
+md = report([line("local2", "efa", "PingPong", 8, 6.0), line("local2", "tcp", "PingPong", 8, 5.0)])
+check("old results", row(md, "PingPong", "8 B"), ["PingPong", "8 B", "6.0", "5.0", "1.20"])
+
+if failed:
+    print("\n".join(failed))
+    sys.exit(1)
+print("bench reports: ratios round by round, as said")
