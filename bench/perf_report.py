@@ -47,12 +47,6 @@ def load_rounds(d):
     return res
 
 
-def paired(rounds, a, b):
-    """Measure a over measure b (keys of rounds): the median of the rounds' own ratios
-    (rounds.py). perf.sh runs the two in one round, mostly back to back."""
-    return median_ratio(rounds.get(a, {}), rounds.get(b, {}))
-
-
 def lines(path):
     """The file's lines; none when it cannot be read (a part the run did not make)."""
     try:
@@ -155,9 +149,11 @@ def main():
     rounds = {k: list(v.values()) for k, v in by_round.items()}
     r = {k: (statistics.median(v), len(v)) for k, v in rounds.items()}
 
-    def pr(tool, peer, metric, size, peer_metric=None):
-        """tool's figure over peer's, round by round (paired)."""
-        return paired(by_round, (tool, metric, size), (peer, peer_metric or metric, size))
+    def pr(tool, peer, metric, size):
+        """tool's figure over peer's: the median of the rounds' own ratios (rounds.py;
+        perf.sh runs the two in one round, mostly back to back)."""
+        return median_ratio(by_round.get((tool, metric, size), {}),
+                            by_round.get((peer, metric, size), {}))
 
     def swings(*keys):
         """The measures among keys whose rounds differ by SWING or more, said."""
