@@ -4,11 +4,16 @@
  * barrier, as IMB's do), Sendrecv (every rank to its right, from its left) and
  * Allreduce (MPI_SUM of floats) at 8 B to 4 MiB (the sizes[] up to --max). For each
  * size, a few untimed rounds and a few timed to learn the cost, then as many as fit in
- * --budget seconds (10 to 100000), each timed at rank 0. One line per size on stdout:
+ * --budget seconds (--min-iters, default 10, to 100000), each timed. With --cap
+ * SECONDS a size's timed loop also ends once it has run that long and a fifth of
+ * --min-iters (a p99 from 1,000 still has 200), or twice that long whatever it ran
+ * (looked at every 16 iterations): under loss a transport stuck in retransmission
+ * backoffs must not hold the run for minutes. One line per size on stdout:
  *   BENCH RANKS BYTES ITERS AVG_US P50_US P99_US
- * PingPong's times are half a round trip (IMB's convention), the others one call;
- * AVG is the mean over ranks of each rank's mean, P50 and P99 rank 0's (with fewer
- * than 100 iterations, P99 is the slowest).
+ * ITERS is how many ran; PingPong's times are half a round trip (IMB's convention),
+ * the others one call; AVG is the mean over ranks of each rank's mean, P50 and P99
+ * rank 0's (with fewer than 100 iterations, P99 is the slowest: a p99 needs a few
+ * hundred, --min-iters).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -16,6 +21,7 @@
 #include <string.h>
 
 #define MAX_ITERS 100000
+#define CAP_EVERY 16 /* iterations between looks at --cap */
 
 static const long sizes[] = {8, 64, 512, 4096, 8192, 32768, 262144, 1l << 20, 4l << 20};
 
@@ -25,7 +31,10 @@ static const char *const names[] = {"PingPong", "Sendrecv", "Allreduce"};
 struct ctx {
 	int rank, n;
 	char *a, *b;
-	double *t; /* rank 0's time of each iteration */
+	double *t;        /* this rank's time of each iteration */
+	double budget;    /* seconds a size's timed loop should take */
+	double cap;       /* ... and may take at most (0: no bound) */
+	int min_iters;    /* it runs at least this many, the cap permitting */
 };
 
 static void once(struct ctx *c, enum bench which, int bytes)
@@ -66,8 +75,9 @@ static int cmp_double(const void *x, const void *y)
  * budget: under loss one iteration in twenty may take a hundred times the others, and
  * a few quick ones would promise a run many times the budget.
  */
-static int iterations(struct ctx *c, enum bench which, int bytes, double budget)
+static int iterations(struct ctx *c, enum bench which, int bytes)
 {
+	double budget = c->budget;
 	int i, k, iters = 0, more = 1;
 	double t0, per = 0;
 
@@ -87,26 +97,45 @@ static int iterations(struct ctx *c, enum bench which, int bytes, double budget)
 	if (c->rank == 0) {
 		double want = per > 0 ? budget / per : MAX_ITERS;
 
-		iters = want < 10 ? 10 : want > MAX_ITERS ? MAX_ITERS : (int)want;
+		iters = want < c->min_iters ? c->min_iters : want > MAX_ITERS ? MAX_ITERS : (int)want;
 	}
 	MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	return iters;
 }
 
-static void measure(struct ctx *c, enum bench which, int bytes, double budget)
+/* Whether the timed loop goes on after iteration `done`: every rank must stop at the
+ * same one, so rank 0 decides, every CAP_EVERY iterations, outside any timing. */
+static int go_on(const struct ctx *c, int done, double start)
 {
-	int i, iters = iterations(c, which, bytes, budget);
-	double half = which == PINGPONG ? 0.5 : 1.0, start, mine, sum = 0;
+	int more = 0;
+
+	if (c->cap <= 0 || done % CAP_EVERY)
+		return 1;
+	if (c->rank == 0) {
+		double took = MPI_Wtime() - start;
+
+		more = took < c->cap || (done < c->min_iters / 5 && took < 2 * c->cap);
+	}
+	MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	return more;
+}
+
+static void measure(struct ctx *c, enum bench which, int bytes)
+{
+	int i, iters = iterations(c, which, bytes);
+	double half = which == PINGPONG ? 0.5 : 1.0, start, mine = 0, sum = 0;
 
 	MPI_Barrier(MPI_COMM_WORLD);
 	start = MPI_Wtime();
-	for (i = 0; i < iters; i++) {
+	for (i = 0; i < iters && (i == 0 || go_on(c, i, start)); i++) {
 		double t0 = MPI_Wtime();
 
 		once(c, which, bytes);
 		c->t[i] = (MPI_Wtime() - t0) * half * 1e6;
+		mine += c->t[i];
 	}
-	mine = (MPI_Wtime() - start) * half * 1e6 / iters;
+	iters = i;
+	mine /= iters;
 	if (which == PINGPONG && c->rank > 1)
 		mine = 0;
 	MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -121,9 +150,8 @@ static void measure(struct ctx *c, enum bench which, int bytes, double budget)
 
 int main(int argc, char **argv)
 {
-	struct ctx c = {0};
+	struct ctx c = {.budget = 0.25, .min_iters = 10};
 	long max = 4l << 20;
-	double budget = 0.25;
 	int i, w;
 
 	MPI_Init(&argc, &argv);
@@ -133,12 +161,17 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--max"))
 			max = atol(argv[i + 1]);
 		else if (!strcmp(argv[i], "--budget"))
-			budget = atof(argv[i + 1]);
+			c.budget = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--min-iters"))
+			c.min_iters = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--cap"))
+			c.cap = atof(argv[i + 1]);
 	}
-	if (c.n < 2 || max < 8 || max > (1l << 30) || budget <= 0) {
+	if (c.n < 2 || max < 8 || max > (1l << 30) || c.budget <= 0 || c.min_iters < 1 ||
+	    c.min_iters > MAX_ITERS || c.cap < 0) {
 		if (c.rank == 0)
-			fprintf(stderr, "usage: mpi_bench [--max BYTES] [--budget SECONDS], "
-			                "on 2 or more ranks\n");
+			fprintf(stderr, "usage: mpi_bench [--max BYTES] [--budget SECONDS] "
+			                "[--min-iters N] [--cap SECONDS], on 2 or more ranks\n");
 		MPI_Finalize();
 		return 2;
 	}
@@ -149,7 +182,7 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	for (w = PINGPONG; w <= ALLREDUCE; w++)
 		for (i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])) && sizes[i] <= max; i++)
-			measure(&c, (enum bench)w, (int)sizes[i], budget);
+			measure(&c, (enum bench)w, (int)sizes[i]);
 	MPI_Finalize();
 	return 0;
 }
