@@ -31,10 +31,10 @@ static const char *const names[] = {"PingPong", "Sendrecv", "Allreduce"};
 struct ctx {
 	int rank, n;
 	char *a, *b;
-	double *t;        /* this rank's time of each iteration */
-	double budget;    /* seconds a size's timed loop should take */
-	double cap;       /* ... and may take at most (0: no bound) */
-	int min_iters;    /* it runs at least this many, the cap permitting */
+	double *t;     /* this rank's time of each iteration */
+	double budget; /* seconds a size's timed loop should take */
+	double cap;    /* ... and may take at most (0: no bound) */
+	int min_iters; /* it runs at least this many, the cap permitting */
 };
 
 static void once(struct ctx *c, enum bench which, int bytes)
@@ -97,7 +97,9 @@ static int iterations(struct ctx *c, enum bench which, int bytes)
 	if (c->rank == 0) {
 		double want = per > 0 ? budget / per : MAX_ITERS;
 
-		iters = want < c->min_iters ? c->min_iters : want > MAX_ITERS ? MAX_ITERS : (int)want;
+		iters = want < c->min_iters ? c->min_iters
+		        : want > MAX_ITERS  ? MAX_ITERS
+		                            : (int)want;
 	}
 	MPI_Bcast(&iters, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	return iters;

@@ -243,15 +243,18 @@ static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
  * When a packet in flight times out. What went before an unanswered probe and was due
  * then waits a timeout more for the answer (docs/srd.md, "Probes").
  */
-#define SRD_PROBES 3u /* probes of one silence before what they covered is resent */
+#define SRD_PROBES       3u /* probes of one silence before what they covered is resent ... */
+#define SRD_STALL_MAX_NS (200ull * 1000000ull) /* ... but a stall's go on this long at most */
 
 static uint64_t slot_due(const struct srd_peer *p, const struct srd_slot *s)
 {
 	uint64_t rto = slot_rto(p, s);
+	uint32_t n = p->tx.probe_n;
 
-	/* The first probe waits one timeout, each next twice as long as the one before. */
+	/* The first probe waits one timeout, each next twice as long as the one before;
+	 * those after the SRD_PROBES-th (a silent peer's) as long as it. */
 	if (p->tx.probe_out && s->sent_ns <= p->tx.probe_upto_ns)
-		return p->tx.probe_ns + (rto << (p->tx.probe_n - 1));
+		return p->tx.probe_ns + (rto << (n < SRD_PROBES ? n - 1 : SRD_PROBES - 1));
 	return s->sent_ns + rto;
 }
 
@@ -500,7 +503,7 @@ void srd_tx_peer_gone(struct srd_peer *p)
 {
 	fail_all(p, SRD_LOCAL_UNRESP_REMOTE);
 	p->tx.peer_epoch = 0;
-	p->tx.answered = false;
+	p->tx.answered = p->tx.tracked = false;
 }
 
 void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now)
@@ -1101,6 +1104,10 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	memset(ap.on, 0, sizeof(ap.on));
 	ap.orig_of_lost = false;
 	newly = ack_range(p, a, &ap);
+	/* Our data taken, or a probe answered: the peer tracks this incarnation of us (a
+	 * hello, or an ack from an entry it has not proven, shows nothing of the kind). */
+	if (newly || answer)
+		tx->tracked = true;
 	advance_una(p);
 	if (tx->una != before || tx->inflight != inflight_before || refused)
 		tx->last_progress_ns = now;
@@ -1173,8 +1180,36 @@ static void timeout_save(struct srd_peer *p, uint64_t now)
 }
 
 /*
+ * Is the peer's silence since the first probe a stall (probe_first)? Only for a while: a
+ * peer that restarted ignores probes to its old self too, and learns it only from our
+ * data (a STALE answer). A sixteenth of the peer timeout, and no more than
+ * SRD_STALL_MAX_NS (188 ms at the default timeout), covers the longest stalls of an
+ * oversubscribed host and still finds a restart well before the peer timeout would.
+ */
+static bool silent_stall(const struct srd_peer *p, uint64_t now)
+{
+	const struct srd_tx *tx = &p->tx;
+	uint64_t most = p->ep->cfg.peer_timeout_ns / 16;
+
+	if (most > SRD_STALL_MAX_NS)
+		most = SRD_STALL_MAX_NS;
+	return tx->tracked && tx->last_heard_ns < tx->probe_began_ns &&
+	       now - tx->probe_began_ns < most;
+}
+
+/*
  * A timeout may be a peer off the CPU rather than a loss: ask first (a probe), and
- * resend only what its answer lacks, or all of it a timeout later without one.
+ * resend only what its answer lacks, or all of it a timeout later without one. After
+ * SRD_PROBES unanswered, what they covered is resent (a path or a peer gone), unless
+ * nothing at all came since the first from a peer that has taken our data or answered
+ * a probe (so it tracks this incarnation of us, and answers our probes when it runs): a
+ * peer off the CPU for longer than the probes wait (4 ranks on 2 cores: over 8 ms,
+ * about once a minute) has what we sent in its socket, and a resend would only be a
+ * copy of it. It is asked again, as often as the last probe waited, until it answers
+ * (the answer says what is lost), for a while (silent_stall); a peer gone or cut off
+ * gains nothing from copies either. (A peer that does not track us, one that has not
+ * yet believed we restarted, ignores probes: it is sent the data, whose epoch rules it
+ * follows.)
  */
 static bool probe_first(struct srd_peer *p, uint64_t now)
 {
@@ -1182,8 +1217,8 @@ static bool probe_first(struct srd_peer *p, uint64_t now)
 	const struct srd_slot *first;
 	uint64_t upto = 0;
 
-	if ((tx->probe_out && tx->probe_n >= SRD_PROBES) || !tx->peer_epoch ||
-	    list_empty(&tx->inflight_list))
+	if ((tx->probe_out && tx->probe_n >= SRD_PROBES && !silent_stall(p, now)) ||
+	    !tx->peer_epoch || list_empty(&tx->inflight_list))
 		return false;
 	first = container_of(tx->inflight_list.next, struct srd_slot, q);
 	/* Once per packet: one resent already had its probes, and a peer that answers
@@ -1203,6 +1238,7 @@ static bool probe_first(struct srd_peer *p, uint64_t now)
 	if (!tx->probe_out) {
 		tx->probe_n = 0;
 		tx->probe_first_ns = first->sent_ns;
+		tx->probe_began_ns = now;
 	}
 	if (!tx->probe_out || upto > tx->probe_upto_ns)
 		tx->probe_upto_ns = upto;
@@ -1273,6 +1309,6 @@ rest:
 		         (struct srd_event){.kind = SRD_EV_PEER_DOWN, .status = tx->gone_status});
 		fail_all(p, tx->gone_status);
 		tx->peer_epoch = 0;
-		tx->answered = false;
+		tx->answered = tx->tracked = false;
 	}
 }

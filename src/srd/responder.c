@@ -171,7 +171,8 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->top = horizon;
 	rx->horizon = horizon;
 	rx->nnaks = 0;
-	rx->dup_pending = false; /* a copy the old incarnation sent proves nothing now */
+	rx->dup_pending = false;    /* a copy the old incarnation sent proves nothing now */
+	rx->answer_pending = false; /* nor does its probe's wait say how late we are now */
 	rx->nacks = 0;
 	/* Nor what it did with our acks. */
 	rx->lazy_hold = rx->lazy_trusted = false;

@@ -169,6 +169,7 @@ struct srd_undo {
 struct srd_tx {
 	uint32_t peer_epoch; /* learned from its first ack or data; 0 = unknown */
 	bool answered;       /* has this incarnation of the peer ever been heard? */
+	bool tracked;        /* ... and has it acknowledged us (it answers our probes)? */
 	uint32_t next_psn;
 	uint32_t una; /* lowest PSN not done: the horizon we advertise */
 	uint32_t next_msn;
@@ -216,7 +217,8 @@ struct srd_tx {
 	uint64_t probe_ns;
 	uint64_t probe_first_ns; /* the oldest packet it covers was sent then ... */
 	uint64_t probe_upto_ns;  /* ... and the newest (due when the first probe left) */
-	uint32_t probe_n;        /* probes of this silence, at most SRD_PROBES */
+	uint64_t probe_began_ns; /* the first probe of this silence left then */
+	uint32_t probe_n;        /* probes of this silence (SRD_PROBES, or more: requester.c) */
 	uint32_t probe_path;     /* the last one's */
 	bool probe_out;
 	bool probe_due;                            /* the probe is still to be written */

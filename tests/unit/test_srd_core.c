@@ -493,8 +493,9 @@ static void test_old_straggler(void)
 }
 
 /*
- * Messages every `gap` ns to a receiver that is descheduled for 12 ms, twice: longer
- * than its sender's probes wait for an answer (test_probe). The first stall times
+ * Messages every `gap` ns to a receiver that is descheduled for 20 ms, twice: longer
+ * than its sender's probes take silence for a stall (here, with a peer timeout of
+ * 200 ms, 12.5 ms from the first probe). The first stall times
  * packets out, but the receiver proves the timeout spurious: its acks for
  * the originals (a stream: the window holds more than it resends) or its report that a
  * resent copy came after one on the original's path (one message at a time: the resend
@@ -502,18 +503,30 @@ static void test_old_straggler(void)
  * either end. Both proofs also show how late the receiver was: the timer allows for
  * that, and the second stall times nothing out.
  */
-static void stalled_receiver(uint64_t gap)
+/* A message every `gap` ns until `until`, to a receiver off the CPU for `stall` ns at
+ * 5 ms and again at `again`; *n: how many. */
+static struct sim *stalls(uint64_t seed, uint64_t gap, uint64_t stall, uint64_t again,
+                          uint64_t until, uint32_t *n)
 {
 	struct srd_config c = base_cfg();
-	struct sim *s = pair_plain(13, &c);
-	uint64_t rto_first;
-	uint32_t n = 0;
+	struct sim *s = pair_plain(seed, &c);
 
-	sim_stall_at(s, 5 * SIM_NS_PER_MS, 1, 12 * SIM_NS_PER_MS);
-	sim_stall_at(s, 30 * SIM_NS_PER_MS, 1, 12 * SIM_NS_PER_MS);
-	for (uint64_t t = 0; t < 50 * SIM_NS_PER_MS; t += gap, n++)
+	sim_stall_at(s, 5 * SIM_NS_PER_MS, 1, stall);
+	sim_stall_at(s, again, 1, stall);
+	*n = 0;
+	for (uint64_t t = 0; t < until; t += gap, ++*n)
 		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 3000, t, SIM_OP_OK, 0) != UINT32_MAX);
-	sim_run_until(s, 20 * SIM_NS_PER_MS);
+	return s;
+}
+
+static void stalled_receiver(uint64_t gap)
+{
+	uint64_t rto_first;
+	uint32_t n;
+	struct sim *s =
+	    stalls(13, gap, 20 * SIM_NS_PER_MS, 60 * SIM_NS_PER_MS, 100 * SIM_NS_PER_MS, &n);
+
+	sim_run_until(s, 50 * SIM_NS_PER_MS);
 	rto_first = ep_stats(s, 0)->rto_fired;
 	CHECK(rto_first > 0); /* the stall did time packets out */
 	CHECK(ep_stats(s, 0)->rto_spurious > 0);
@@ -523,6 +536,30 @@ static void stalled_receiver(uint64_t gap)
 	CHECK_EQ(ep_stats(s, 0)->path_down, 0);
 	CHECK_EQ(ep_stats(s, 1)->path_down, 0);
 	CHECK(ep_stats(s, 1)->data_dup_rx > 0); /* resends came twice */
+	sim_free(s);
+}
+
+/*
+ * The same receiver off the CPU for 10 ms twice: longer than three probes wait (1 + 1 +
+ * 2 + 4 timeouts of 1 ms), but silent since the first, so a stall: it is asked again
+ * until it runs (every fourth timeout), and nothing is resent (4 ranks on 2 cores saw
+ * such stalls about once a minute, each resend a copy the receiver already had).
+ */
+static void probed_stall(uint64_t gap)
+{
+	uint32_t n;
+	struct sim *s =
+	    stalls(14, gap, 10 * SIM_NS_PER_MS, 30 * SIM_NS_PER_MS, 50 * SIM_NS_PER_MS, &n);
+
+	sim_run_until(s, 15 * SIM_NS_PER_MS);
+	CHECK(ep_stats(s, 0)->rto_probes > 3); /* the first stall was asked past the third */
+	CHECK(run(s));
+	check_delivery(s, 0, n);
+	CHECK(ep_stats(s, 1)->probe_answered > 0);
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	CHECK_EQ(ep_stats(s, 0)->data_retx, 0);
+	CHECK_EQ(ep_stats(s, 1)->data_dup_rx, 0);
+	CHECK_EQ(ep_stats(s, 0)->path_down, 0);
 	sim_free(s);
 }
 
@@ -791,6 +828,8 @@ static void test_stalled_receiver(void)
 {
 	stalled_receiver(20 * SIM_NS_PER_US); /* a stream */
 	stalled_receiver(2 * SIM_NS_PER_MS);  /* one message at a time */
+	probed_stall(20 * SIM_NS_PER_US);
+	probed_stall(2 * SIM_NS_PER_MS);
 }
 
 static bool path_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
