@@ -448,6 +448,33 @@ static void test_peer_restart(void)
 	sim_free(s);
 }
 
+/*
+ * The receiver goes away while a message is on its way, and a new incarnation takes its
+ * place 30 ms later. The sender's probes go unanswered (nobody there; then one who does
+ * not know us): past the third while the silence may be a stall, but only for a while,
+ * after which its data reaches the new incarnation, whose STALE answer fails the message
+ * (13) long before the 200 ms peer timeout would.
+ */
+static void test_restart_while_probing(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(19, &c);
+	uint64_t t;
+
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s)); /* the peers know each other */
+	t = sim_now(s);
+	sim_crash_at(s, t, 1);
+	sim_restart_at(s, t + 30 * SIM_NS_PER_MS, 1);
+	post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	CHECK(run(s));
+	CHECK_EQ(op_at(s, 1)->status, SRD_LOCAL_UNRESP_REMOTE);
+	CHECK(ep_stats(s, 0)->rto_probes > 3);
+	CHECK_EQ(ep_stats(s, 0)->peer_restarts, 1);
+	CHECK(op_at(s, 1)->done_ns - op_at(s, 1)->post_ns < 100 * SIM_NS_PER_MS);
+	sim_free(s);
+}
+
 /* The first data packet host 0 sends lingers in the network for *arg ns. */
 static bool linger_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
@@ -1396,6 +1423,7 @@ int main(void)
 	test_peer_death();
 	test_peer_restart();
 	test_old_straggler();
+	test_restart_while_probing();
 	test_stalled_receiver();
 	test_probe_loss_timer();
 	test_probe();
