@@ -6,9 +6,10 @@
  * size, a few untimed rounds and a few timed to learn the cost, then as many as fit in
  * --budget seconds (--min-iters, default 10, to 100000), each timed. With --cap
  * SECONDS a size's timed loop also ends once it has run that long and a fifth of
- * --min-iters (a p99 from 1,000 still has 200), or twice that long whatever it ran
- * (looked at every 16 iterations): under loss a transport stuck in retransmission
- * backoffs must not hold the run for minutes. One line per size on stdout:
+ * --min-iters (a p99 from 1,000 still has 200), or three times that long whatever it
+ * ran (looked at every 16 iterations, between timed ones): under loss a transport
+ * stuck in retransmission backoffs must not hold the run for minutes. One line per
+ * size on stdout:
  *   BENCH RANKS BYTES ITERS AVG_US P50_US P99_US
  * ITERS is how many ran; PingPong's times are half a round trip (IMB's convention),
  * the others one call; AVG is the mean over ranks of each rank's mean, P50 and P99
@@ -106,7 +107,8 @@ static int iterations(struct ctx *c, enum bench which, int bytes)
 }
 
 /* Whether the timed loop goes on after iteration `done`: every rank must stop at the
- * same one, so rank 0 decides, every CAP_EVERY iterations, outside any timing. */
+ * same one, so rank 0 decides, every CAP_EVERY iterations, between timed iterations
+ * (its message may still be on its way when the next one begins). */
 static int go_on(const struct ctx *c, int done, double start)
 {
 	int more = 0;
@@ -116,7 +118,7 @@ static int go_on(const struct ctx *c, int done, double start)
 	if (c->rank == 0) {
 		double took = MPI_Wtime() - start;
 
-		more = took < c->cap || (done < c->min_iters / 5 && took < 2 * c->cap);
+		more = took < c->cap || (done < c->min_iters / 5 && took < 3 * c->cap);
 	}
 	MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	return more;
