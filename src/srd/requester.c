@@ -244,7 +244,7 @@ static uint64_t slot_rto(const struct srd_peer *p, const struct srd_slot *s)
  * then waits a timeout more for the answer (docs/srd.md, "Probes").
  */
 #define SRD_PROBES       3u /* probes of one silence before what they covered is resent ... */
-#define SRD_STALL_MAX_NS (200ull * 1000000ull) /* ... but a stall's go on this long at most */
+#define SRD_STALL_MAX_NS (200ull * 1000000ull) /* ... a stalled peer's go on, this long at most */
 
 static uint64_t slot_due(const struct srd_peer *p, const struct srd_slot *s)
 {
