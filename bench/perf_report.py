@@ -640,7 +640,7 @@ def main():
     w.append("## Reproduce\n")
     # doc_examples (ctest) runs every sh block of docs/ unless told why not.
     w.append("<!-- doc-examples: skip (the benchmarks take minutes and install packages) -->")
-    w.append("```sh\nmake bench          # installs sockperf, iperf3, ucx-utils, valgrind, perf; about 15 minutes\n"
+    w.append("```sh\nmake bench          # installs sockperf, iperf3, ucx-utils, valgrind, perf; about 25 minutes\n"
              "REPS=1 SIZES=64 bench/perf.sh   # a quick look: bench/out/perf/report/performance.md\n```\n")
     with open(os.path.join(docs, "performance.md"), "w") as f:
         f.write("\n".join(w))
