@@ -220,10 +220,6 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 		return;
 	if (rx->lazy_hold)
 		rx->lazy_spoiled = true; /* the sender's timer ran out: it was waiting */
-	/* Asked again after an answer left: that answer may be lost (its path dead this
-	 * way), and the sender, hearing nothing, keeps asking: this one goes on two paths. */
-	if (rx->answer_probe && h->probe != rx->answer_probe && !rx->answer_pending)
-		rx->ack_twice = true;
 	rx->answer_probe = h->probe;
 	/* Probes that piled up while we were off the CPU: the answer names the newest, and
 	 * says how long the first waited (the sender's timer learns how late we were). */
