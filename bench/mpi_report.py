@@ -72,13 +72,20 @@ def paired(efa, tcp, col):
     return mean_ratio({r: v[col] for r, v in efa.items()}, {r: v[col] for r, v in tcp.items()})
 
 
+def pairs(res, sc):
+    """(bench, bytes, efa's rounds, tcp's or None) for every efa figure of scenario sc,
+    by size."""
+    return [(bench, b, v, res.get((sc, "tcp", bench, b)))
+            for (s, tr, bench, b), v in sorted(res.items(), key=lambda kv: kv[0][3])
+            if s == sc and tr == "efa"]
+
+
 def ratios(res, sc, col):
     """(bench, bytes, efa/tcp) for every figure both transports have in scenario sc;
     col 0 is the mean, 2 the 99th percentile."""
     out = []
-    for (s, tr, bench, b), v in sorted(res.items()):
-        t = res.get((s, "tcp", bench, b))
-        x = paired(v, t, col) if s == sc and tr == "efa" and t else None
+    for bench, b, v, t in pairs(res, sc):
+        x = paired(v, t, col) if t else None
         if x is not None:
             out.append((bench, b, x))
     return out
@@ -89,11 +96,9 @@ def few(res, sc):
     either ran fewer than P99_ITERS iterations in a round both have: no p99 to judge.
     (A figure one transport lacks has no ratio: not measured, as before.)"""
     out = set()
-    for (s, tr, bench, b), v in res.items():
-        t = res.get((s, "tcp", bench, b))
+    for bench, b, v, t in pairs(res, sc):
         common = [r for r in v if t and r in t]
-        if s == sc and tr == "efa" and common and \
-                min(min(v[r][3], t[r][3]) for r in common) < P99_ITERS:
+        if common and min(min(v[r][3], t[r][3]) for r in common) < P99_ITERS:
             out.add((bench, b))
     return out
 
@@ -126,10 +131,9 @@ def table(res, sc, title):
     w += [head, line]
     unjudged = few(res, sc) if p99 else set()
     for bench in BENCHES:
-        for (s, tr, bn, b), v in sorted(res.items(), key=lambda kv: kv[0][3]):
-            if s != sc or tr != "efa" or bn != bench:
+        for bn, b, v, t in pairs(res, sc):
+            if bn != bench:
                 continue
-            t = res.get((sc, "tcp", bench, b))
             x0, x2 = (paired(v, t, 0), paired(v, t, 2)) if t else (None, None)
             row = f"| {bench} | {size(b)} | {fig(v, 0, t):.1f} | "
             row += f"{fig(t, 0, v):.1f} | {x0:.2f} |" if x0 is not None else " | |"
