@@ -210,6 +210,20 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 	return second;
 }
 
+/*
+ * Was an ack that left at sent_ns surely with the sender before it sent what just came
+ * (the packet the host received last)? Only if it left at least half the shortest
+ * timeout before that packet arrived: the sender waits that long before it sends
+ * again. (What arrived earlier, read only after we answered, say after we were off the
+ * CPU, shows nothing.)
+ */
+bool srd_rx_left_before(const struct srd_peer *p, uint64_t sent_ns)
+{
+	uint64_t arrived = p->ep->in_arrived_ns;
+
+	return sent_ns && arrived >= sent_ns && arrived - sent_ns >= p->ep->cfg.rto_min_ns / 2;
+}
+
 void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 {
 	struct srd_rx *rx = &p->rx;
@@ -220,6 +234,14 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 		return;
 	if (rx->lazy_hold)
 		rx->lazy_spoiled = true; /* the sender's timer ran out: it was waiting */
+	/* Asked again, with no data since our answer: the answer was likely lost, and this
+	 * one avoids its path. Only likely (the sender's next packet may have been lost
+	 * instead), so the path is not blamed for it. */
+	if (h->probe != rx->answered.cum && rx->last_rx_ns < rx->answered.ns &&
+	    srd_rx_left_before(p, rx->answered.ns)) {
+		rx->avoid_next = true;
+		rx->avoid_path = rx->answered.path;
+	}
 	rx->answer_probe = h->probe;
 	/* Probes that piled up while we were off the CPU: the answer names the newest, and
 	 * says how long the first waited (the sender's timer learns how late we were). */
@@ -231,12 +253,46 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 	p->ep->stats.probe_answered++;
 }
 
+/*
+ * The path of an ack, and what it leaves to learn from: the path our own data last got
+ * through on toward this peer, but the two acks after a duplicate never share a path
+ * (the repeat of the lost one takes another at random, the report the proven one if
+ * that is not the repeat's), and an ack after what looked like a lost answer takes
+ * another at random.
+ */
+static void note_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool second, bool plain,
+                     uint64_t now, struct srd_pkt_out *out)
+{
+	struct srd_rx *rx = &p->rx;
+	uint32_t avoid = UINT32_MAX;
+	bool use_proof = !second;
+
+	if (second || a->flags & SRD_ACK_F_DUP) {
+		avoid = rx->ack_path; /* the two after a duplicate never share a path */
+	} else if (rx->avoid_next) {
+		avoid = rx->avoid_path; /* the proof may be what failed: any other path */
+		use_proof = false;
+	}
+	rx->avoid_next = false;
+	out->path = srd_path_pick_ack(p, now, avoid, use_proof);
+	rx->ack_path = out->path;
+	rx->last_ack = (struct srd_ack_sent){.cum = a->cum, .path = out->path, .ns = now};
+	/* A copy of what it covers, much later, means it was lost (acks_lost). */
+	if (plain && !p->tx.paths[out->path].ack_ns) {
+		p->tx.paths[out->path].ack_ns = now;
+		p->tx.paths[out->path].ack_cum = a->cum;
+	}
+	if (a->flags & SRD_ACK_F_ANSWER)
+		rx->answered =
+		    (struct srd_ack_sent){.cum = a->echo_psn, .path = out->path, .ns = now};
+}
+
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 {
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
 	struct srd_ack_hdr a;
-	bool second = false;
+	bool second = false, plain = false;
 
 	if (!srd_rx_has_work(p, now))
 		return 0;
@@ -257,16 +313,13 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		rx->hello_pending = false;
 	} else {
 		second = build_ack(p, &a, now);
-		/* A duplicate of what it covers, much later, means it was lost. */
-		rx->acks[rx->nacks++ % SRD_ACK_HISTORY] = (struct srd_ack_sent){a.cum, now};
-		rx->dup_blamed = false;
+		plain = true;
 	}
 	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
-	/* An ack takes the path our own data last got through on toward this peer; the
-	 * repeat of a lost one tries the next in turn. */
-	out->path =
-	    second ? srd_path_pick(p, now, rx->ack_path) : srd_path_pick_proven(p, now, UINT32_MAX);
-	rx->ack_path = out->path;
+	if (a.flags == SRD_ACK_F_STALE) /* to a stranger, maybe a forger: it learns nothing */
+		out->path = srd_path_pick_ack(p, now, UINT32_MAX, true);
+	else
+		note_ack(p, &a, second, plain, now, out);
 	out->cookie = NULL;
 	out->offset = out->len = 0;
 	ep->stats.ack_tx++;

@@ -153,21 +153,71 @@ uint32_t srd_path_burst(struct srd_peer *p, uint64_t now)
 	return p->tx.burst_path;
 }
 
-uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
+/* The proven path that delivered last; UINT32_MAX when none is proven. */
+static uint32_t proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 {
 	uint32_t n = p->ep->cfg.npaths, best = UINT32_MAX;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct srd_path *path = &p->tx.paths[i];
 
-		/* Proven: it delivered, and nothing sent on it has timed out since. */
-		if (!path->good_ns || path->consec_rto || !usable(path, now) ||
-		    (i == avoid && n > 1))
+		/* Proven: it delivered, and since then nothing sent on it was blamed for
+		 * a timeout and no ack sent on it was shown lost (doubt_ns: a cooldown that
+		 * ended gives no proof back). */
+		if (!path->good_ns || path->consec_rto || path->doubt_ns >= path->good_ns ||
+		    !usable(path, now) || (i == avoid && n > 1))
 			continue;
 		if (best == UINT32_MAX || path->good_ns > p->tx.paths[best].good_ns)
 			best = i;
 	}
+	return best;
+}
+
+uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
+{
+	uint32_t best = proven(p, now, avoid);
+
 	return best != UINT32_MAX ? best : srd_path_pick(p, now, avoid);
+}
+
+/*
+ * An ack's path: with use_proof, the proven one (srd_path_pick_proven) other than
+ * avoid; else a random one of the best tier that has any: usable, not clearly lossier
+ * than the best, not timing out, and not avoid; then usable and not avoid; then any
+ * usable; then any. Acks are never in flight, so a path back from its cooldown takes
+ * any number. Random, not in turn: the peer learns which of its paths work only from
+ * our acks and we learn ours only from its, so where neither side has a proof, turns
+ * kept in step with the peer's could miss the one pair of working paths forever.
+ */
+static bool ack_tier(const struct srd_path *path, uint32_t i, uint32_t avoid, uint32_t least,
+                     uint64_t now, int tier)
+{
+	if (tier < 3 && !usable(path, now))
+		return false;
+	if (tier < 2 && i == avoid)
+		return false;
+	return tier > 0 || (!lossier(path, least) && !path->consec_rto);
+}
+
+uint32_t srd_path_pick_ack(struct srd_peer *p, uint64_t now, uint32_t avoid, bool use_proof)
+{
+	uint32_t n = p->ep->cfg.npaths, least = SRD_LOSS_ONE, count = 0, r;
+	int tier;
+	uint32_t best = use_proof ? proven(p, now, avoid) : UINT32_MAX;
+
+	if (best != UINT32_MAX)
+		return best;
+	for (uint32_t i = 0; i < n; i++)
+		if (usable(&p->tx.paths[i], now) && p->tx.paths[i].loss_ewma < least)
+			least = p->tx.paths[i].loss_ewma;
+	for (tier = 0; !count; tier++)
+		for (uint32_t i = 0; i < n; i++)
+			count += ack_tier(&p->tx.paths[i], i, avoid, least, now, tier);
+	tier--;
+	r = (uint32_t)(srd_rand(&p->ep->rng) % count);
+	for (uint32_t i = 0;; i++)
+		if (ack_tier(&p->tx.paths[i], i, avoid, least, now, tier) && !r--)
+			return i;
 }
 
 /* A packet sent on path i was acknowledged: the path works. */
@@ -229,6 +279,7 @@ void srd_path_on_rto(struct srd_peer *p, uint32_t i, uint64_t now)
 {
 	struct srd_path *path = &p->tx.paths[i];
 
+	path->doubt_ns = now; /* unproven until it delivers again, down or not */
 	if (++path->consec_rto >= DOWN_AFTER && usable(path, now))
 		path_down(p, i, now);
 }

@@ -1135,7 +1135,8 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried, uint64_t since,
                         uint64_t now)
 {
-	bool answered_elsewhere = false;
+	/* A peer whose data came meanwhile runs: no stall kept its acks. */
+	bool answered_elsewhere = p->rx.last_rx_ns > since;
 
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
 		if (!(timed_out >> i & 1) && p->tx.paths[i].good_ns > since)

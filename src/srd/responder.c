@@ -173,7 +173,9 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->nnaks = 0;
 	rx->dup_pending = false;    /* a copy the old incarnation sent proves nothing now */
 	rx->answer_pending = false; /* nor does its probe's wait say how late we are now */
-	rx->nacks = 0;
+	rx->answered.ns = 0;
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
+		p->tx.paths[i].ack_ns = 0; /* acks to the old one: its PSNs */
 	/* Nor what it did with our acks. */
 	rx->lazy_hold = rx->lazy_trusted = false;
 	rx->lazy_eager = rx->lazy_backoff = 0;
@@ -462,6 +464,21 @@ static void purge_passed(struct srd_peer *p)
 }
 
 /*
+ * A hello after an ack of ours left (any ack tells a sender our epoch) may be one whose
+ * answer was lost: the answer avoids that ack's path. Not blamed on it: anyone can send
+ * a hello, and it may come from a new incarnation that never heard the ack.
+ */
+static void hello_again(struct srd_peer *p)
+{
+	struct srd_rx *rx = &p->rx;
+
+	if (srd_rx_left_before(p, rx->last_ack.ns)) {
+		rx->avoid_next = true;
+		rx->avoid_path = rx->last_ack.path;
+	}
+}
+
+/*
  * Stage one: is the packet from the incarnation of the sender we track, for the
  * incarnation of us that runs? False when nothing of it is taken: one meant for an
  * earlier incarnation of us earns a STALE answer, a straggler of an earlier
@@ -491,6 +508,7 @@ static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h, uint6
 		 * which only the real sender reads, and is believed when it names it.
 		 */
 		ep->stats.hello_rx++;
+		hello_again(p);
 		rx->hello_pending = true;
 		rx->hello_epoch = h->src_epoch;
 		rx->hello_cum = h->horizon;
@@ -512,6 +530,18 @@ static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h, uint6
 	return true;
 }
 
+/* The sender's horizon passed an ack's cumulative point: it has what the ack said (or
+ * gave those messages up), so that ack can no longer be shown lost. */
+static void acks_settled(struct srd_peer *p, uint32_t horizon)
+{
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		struct srd_path *path = &p->tx.paths[i];
+
+		if (path->ack_ns && !psn_lt(horizon, path->ack_cum))
+			path->ack_ns = 0;
+	}
+}
+
 /* The sender's horizon: below it, nothing more will come (done or abandoned). */
 static void follow_horizon(struct srd_peer *p, uint32_t horizon)
 {
@@ -524,6 +554,7 @@ static void follow_horizon(struct srd_peer *p, uint32_t horizon)
 	if (psn_lt(rx->horizon, horizon)) {
 		rx->horizon = horizon;
 		purge_passed(p);
+		acks_settled(p, horizon);
 	}
 }
 
@@ -613,38 +644,31 @@ static void note_dup(struct srd_peer *p, uint32_t psn, uint64_t now)
 }
 
 /*
- * A copy of psn came again: was an ack of ours covering it lost? Only if one left at
- * least half the shortest timeout ago (the sender waits that long before resending);
- * a copy read with its original, or just after we answered it (we were off the CPU,
- * the sender's timer was not), lost no ack. Once per ack sent: a backlog of copies is
- * one loss.
+ * A copy of psn came again: was an ack of ours covering it lost? On each path, the
+ * oldest plain ack whose fate is open (srd_path.ack_ns), if it covered psn and left at
+ * least half the shortest timeout before the copy arrived (srd_rx_left_before), was:
+ * the sender would not send psn again had any ack covering it reached it. Its path is
+ * blamed, and the next ack on it is the one watched. A copy read with its original, or
+ * arriving just after we answered it (we were off the CPU, the sender's timer was not),
+ * shows nothing; nor does one only newer acks covered (they may still be on their way).
  */
-static bool ack_was_lost(struct srd_peer *p, uint32_t psn, uint64_t now)
+static void acks_lost(struct srd_peer *p, uint32_t psn, uint64_t now)
 {
-	struct srd_rx *rx = &p->rx;
-	uint32_t n = rx->nacks < SRD_ACK_HISTORY ? rx->nacks : SRD_ACK_HISTORY;
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		struct srd_path *path = &p->tx.paths[i];
 
-	if (rx->dup_blamed)
-		return false;
-	for (uint32_t k = rx->nacks - n; k != rx->nacks; k++) { /* oldest first */
-		const struct srd_ack_sent *a = &rx->acks[k % SRD_ACK_HISTORY];
-
-		if (psn_lt(psn, a->cum)) {
-			if (now < a->ns || now - a->ns < p->ep->cfg.rto_min_ns / 2)
-				return false;
-			rx->dup_blamed = true;
-			return true;
+		if (path->ack_ns && psn_lt(psn, path->ack_cum) &&
+		    srd_rx_left_before(p, path->ack_ns)) {
+			path->ack_ns = 0;
+			srd_path_on_rto(p, i, now);
 		}
 	}
-	return false;
 }
 
 /* Stage two: new data inside the window? A duplicate means the sender missed our ack:
  * answer now, twice, and count the loss against the path that ack took (acks learn
- * dead paths too), but only if an ack of ours covering it left before this moment: a
- * copy read with its original, or before we answered it (we were off the CPU and the
- * sender's timer was not), lost no ack. Beyond the window the sender never sends:
- * dropped. */
+ * dead paths too), but only if an ack of ours covering it left well before the copy
+ * arrived (acks_lost). Beyond the window the sender never sends: dropped. */
 static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
@@ -656,8 +680,7 @@ static bool in_window(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t
 		rx->ack_twice = true;
 		if (!rx->dup_pending)
 			note_dup(p, h->psn, now); /* the first since our last report: the oldest */
-		if (ack_was_lost(p, h->psn, now))
-			srd_path_on_rto(p, rx->ack_path, now);
+		acks_lost(p, h->psn, now);
 		return false;
 	}
 	return h->psn - rx->cum < w;
@@ -735,6 +758,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		 * names our epoch (a round trip later).
 		 */
 		p->ep->stats.hello_rx++;
+		hello_again(p);
 		rx->ack_pending = true;
 		rx->ack_urgent = true;
 		rx->echo_psn = h->psn;

@@ -130,7 +130,13 @@ struct srd_path {
 	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
 	uint64_t down_until_ns; /* 0 when up */
 	uint64_t good_ns;       /* a packet sent on it was last acknowledged then */
-	uint32_t ninflight;     /* packets in flight on it: a congested path holds more */
+	uint64_t doubt_ns;      /* last blamed for a loss (a timeout, a lost ack) then */
+	/* The oldest plain ack sent on it whose fate is open (the sender's horizon has not
+	 * passed its cumulative point): a copy of what it covered, arriving well after it
+	 * left, shows it lost. ack_ns 0: none. */
+	uint64_t ack_ns;
+	uint32_t ack_cum;
+	uint32_t ninflight; /* packets in flight on it: a congested path holds more */
 	uint64_t cooldown_ns;
 	uint32_t loss_ewma; /* losses per SRD_LOSS_ONE packets, smoothed */
 	uint64_t tx;
@@ -251,10 +257,9 @@ struct srd_rx_nak {
 
 #define SRD_PREV_EPOCHS 4
 
-#define SRD_ACK_HISTORY 4
-
 struct srd_ack_sent {
-	uint32_t cum;
+	uint32_t cum; /* an answer's: the probe it named */
+	uint32_t path;
 	uint64_t ns;
 };
 
@@ -304,11 +309,11 @@ struct srd_rx {
 	bool dup_pending;         /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
 	bool answer_pending;      /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
 	uint32_t answer_probe;
-	uint64_t answer_arrived_ns; /* when the probe came to the host */
-	/* The last acks we sent (cumulative point and time), for ack_was_lost. */
-	struct srd_ack_sent acks[SRD_ACK_HISTORY];
-	uint32_t nacks;
-	bool dup_blamed; /* a duplicate blamed our ack path since the last ack */
+	uint64_t answer_arrived_ns;   /* when the probe came to the host */
+	struct srd_ack_sent answered; /* our last probe answer (cum: the probe it named) */
+	struct srd_ack_sent last_ack; /* our last ack of any kind (a hello's answer too) */
+	bool avoid_next; /* the next ack avoids avoid_path (an answer or ack looked lost) */
+	uint32_t avoid_path;
 	uint32_t dup_psn;
 	uint32_t horizon;        /* the sender's, newest seen */
 	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
@@ -507,6 +512,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 void srd_rx_expiry(struct srd_peer *p, uint64_t now);
 /* A peer's probe: an answer is owed if it asks the incarnations we track. */
 void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h);
+bool srd_rx_left_before(const struct srd_peer *p, uint64_t sent_ns);
 uint64_t srd_rx_deadline(const struct srd_peer *p);
 /* The receive side's deadlines but the held ack's: its messages' timeouts. */
 uint64_t srd_rx_msgs_deadline(const struct srd_peer *p);
@@ -529,6 +535,7 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
 uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len);
 /* The path that most recently delivered (not `avoid`), or srd_path_pick's choice. */
 uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
+uint32_t srd_path_pick_ack(struct srd_peer *p, uint64_t now, uint32_t avoid, bool use_proof);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);

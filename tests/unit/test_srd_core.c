@@ -943,6 +943,64 @@ static bool lossy_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 	return w->from == 0 && w->path == 1 && ++*n % 20 == 0;
 }
 
+/* From `from_ns` on, only path `live` delivers, each way. */
+struct one_live {
+	struct sim *s;
+	uint64_t from_ns;
+	uint32_t live;
+};
+
+static bool one_live_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	const struct one_live *o = arg;
+
+	(void)hold_ns;
+	return sim_now(o->s) >= o->from_ns && w->path != o->live;
+}
+
+/* n sends each way, posted now. */
+static void both_ways(struct sim *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (uint16_t h = 0; h < 2; h++)
+			REQUIRE(sim_post(s, h, 1 - h, SIM_OP_SEND, 1000 + 97 * (uint32_t)i,
+			                 sim_now(s), SIM_OP_OK, 0) != UINT32_MAX);
+}
+
+/*
+ * Host 0 has proven paths to host 1 (its data acknowledged on them); then host 1
+ * restarts and only one path still delivers, each way, for every choice of that path.
+ * The new incarnation's hellos reach host 0 on the live path, and host 0 answers them
+ * on its proven path, dead now: a hello again after our answer left makes the next
+ * answer try another path (not blamed on it: anyone can send a hello). Every message
+ * of the new incarnation arrives. (Before, every answer went on the dead proven path,
+ * and the new incarnation's messages failed unreachable (15) after the peer timeout:
+ * the trap of campaign seed 88710, docs/srd.md, Paths.)
+ */
+static void test_restart_behind_dead_path(void)
+{
+	for (uint32_t live = 0; live < 4; live++) {
+		struct srd_config c = base_cfg();
+		struct sim *s = pair_plain(17, &c);
+		struct one_live o = {.s = s, .from_ns = UINT64_MAX, .live = live};
+		uint32_t first;
+
+		sim_set_filter(s, one_live_filter, &o);
+		both_ways(s, 10);
+		CHECK(run(s));
+		check_delivery(s, 0, 20);
+		o.from_ns = sim_now(s);
+		restart_now(s, 1);
+		first = sim_nops(s);
+		for (int i = 0; i < 10; i++)
+			REQUIRE(sim_post(s, 1, 0, SIM_OP_SEND, 1000 + 97 * (uint32_t)i, sim_now(s),
+			                 SIM_OP_OK, 0) != UINT32_MAX);
+		CHECK(run(s));
+		check_delivery(s, first, 10);
+		sim_free(s);
+	}
+}
+
 /*
  * A path losing 5% while the others lose nothing gets under half the packets of each
  * clean path (1 new run in 8 where they get one in 4: docs/srd.md, Paths), yet still
@@ -1432,6 +1490,7 @@ int main(void)
 	test_host_delay();
 	test_path_death();
 	test_dead_path_retries();
+	test_restart_behind_dead_path();
 	test_lossy_path();
 	test_runs(0);
 	test_runs(6000);
