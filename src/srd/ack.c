@@ -224,6 +224,14 @@ bool srd_rx_left_before(const struct srd_peer *p, uint64_t sent_ns)
 	return sent_ns && arrived >= sent_ns && arrived - sent_ns >= p->ep->cfg.rto_min_ns / 2;
 }
 
+void srd_rx_avoid_if_lost(struct srd_peer *p, uint32_t path, uint64_t sent_ns)
+{
+	if (srd_rx_left_before(p, sent_ns)) {
+		p->rx.avoid_next = true;
+		p->rx.avoid_path = path;
+	}
+}
+
 void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 {
 	struct srd_rx *rx = &p->rx;
@@ -234,14 +242,10 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 		return;
 	if (rx->lazy_hold)
 		rx->lazy_spoiled = true; /* the sender's timer ran out: it was waiting */
-	/* Asked again, with no data since our answer: the answer was likely lost, and this
-	 * one avoids its path. Only likely (the sender's next packet may have been lost
-	 * instead), so the path is not blamed for it. */
-	if (h->probe != rx->answered.cum && rx->last_rx_ns < rx->answered.ns &&
-	    srd_rx_left_before(p, rx->answered.ns)) {
-		rx->avoid_next = true;
-		rx->avoid_path = rx->answered.path;
-	}
+	/* Asked again, with no data since our answer: the answer was likely lost. Only
+	 * likely (the sender's next packet may have been lost instead): not blamed. */
+	if (h->probe != rx->answered.cum && rx->last_rx_ns < rx->answered.ns)
+		srd_rx_avoid_if_lost(p, rx->answered.path, rx->answered.ns);
 	rx->answer_probe = h->probe;
 	/* Probes that piled up while we were off the CPU: the answer names the newest, and
 	 * says how long the first waited (the sender's timer learns how late we were). */
@@ -255,32 +259,35 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 
 /*
  * The path of an ack, and what it leaves to learn from: the path our own data last got
- * through on toward this peer, but the two acks after a duplicate never share a path
- * (the repeat of the lost one takes another at random, the report the proven one if
- * that is not the repeat's), and an ack after what looked like a lost answer takes
- * another at random.
+ * through on toward this peer, with these exceptions. The repeat of a lost ack (the
+ * first of the two after a duplicate) takes another at random, the report after it
+ * the proven path (or another proven one, or a random one) other than the repeat's:
+ * the two differ while another path is usable. An ack after what looked like a lost
+ * answer (srd_rx_avoid_if_lost) takes another at random. A plain ack whose point is
+ * past the sender's horizon may be watched (acks_lost).
  */
-static void note_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool second, bool plain,
+static void note_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool second, bool watch,
                      uint64_t now, struct srd_pkt_out *out)
 {
 	struct srd_rx *rx = &p->rx;
+	struct srd_path *path;
 	uint32_t avoid = UINT32_MAX;
 	bool use_proof = !second;
 
 	if (second || a->flags & SRD_ACK_F_DUP) {
-		avoid = rx->ack_path; /* the two after a duplicate never share a path */
+		avoid = rx->ack_path;
 	} else if (rx->avoid_next) {
 		avoid = rx->avoid_path; /* the proof may be what failed: any other path */
 		use_proof = false;
+		rx->avoid_next = false;
 	}
-	rx->avoid_next = false;
 	out->path = srd_path_pick_ack(p, now, avoid, use_proof);
 	rx->ack_path = out->path;
-	rx->last_ack = (struct srd_ack_sent){.cum = a->cum, .path = out->path, .ns = now};
-	/* A copy of what it covers, much later, means it was lost (acks_lost). */
-	if (plain && !p->tx.paths[out->path].ack_ns) {
-		p->tx.paths[out->path].ack_ns = now;
-		p->tx.paths[out->path].ack_cum = a->cum;
+	rx->ack_ns = now;
+	path = &p->tx.paths[out->path];
+	if (watch && !path->ack_ns && psn_lt(rx->horizon, a->cum)) {
+		path->ack_ns = now;
+		path->ack_cum = a->cum;
 	}
 	if (a->flags & SRD_ACK_F_ANSWER)
 		rx->answered =
@@ -292,7 +299,7 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	struct srd_ep *ep = p->ep;
 	struct srd_rx *rx = &p->rx;
 	struct srd_ack_hdr a;
-	bool second = false, plain = false;
+	bool second = false, watch = false;
 
 	if (!srd_rx_has_work(p, now))
 		return 0;
@@ -313,13 +320,13 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		rx->hello_pending = false;
 	} else {
 		second = build_ack(p, &a, now);
-		plain = true;
+		watch = true;
 	}
 	out->hdr_len = (uint32_t)srd_ack_encode(out->hdr, &a);
 	if (a.flags == SRD_ACK_F_STALE) /* to a stranger, maybe a forger: it learns nothing */
 		out->path = srd_path_pick_ack(p, now, UINT32_MAX, true);
 	else
-		note_ack(p, &a, second, plain, now, out);
+		note_ack(p, &a, second, watch, now, out);
 	out->cookie = NULL;
 	out->offset = out->len = 0;
 	ep->stats.ack_tx++;

@@ -39,14 +39,18 @@ static bool takes(const struct srd_path *path, uint64_t now)
 	return path->down_until_ns == 0 || path->ninflight == 0;
 }
 
-/* The lowest loss estimate among the paths that take packets now. */
-static uint32_t least_loss(const struct srd_peer *p, uint64_t now)
+/* The lowest loss estimate among the paths that take packets now (acks: any number,
+ * so the usable ones). */
+static uint32_t least_loss(const struct srd_peer *p, uint64_t now, bool acks)
 {
 	uint32_t least = SRD_LOSS_ONE;
 
-	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
-		if (takes(&p->tx.paths[i], now) && p->tx.paths[i].loss_ewma < least)
-			least = p->tx.paths[i].loss_ewma;
+	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
+		const struct srd_path *path = &p->tx.paths[i];
+
+		if ((acks ? usable(path, now) : takes(path, now)) && path->loss_ewma < least)
+			least = path->loss_ewma;
+	}
 	return least;
 }
 
@@ -95,7 +99,7 @@ static uint32_t pick(struct srd_peer *p, uint64_t now, uint32_t avoid, uint32_t 
 
 uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid)
 {
-	return pick(p, now, avoid, least_loss(p, now));
+	return pick(p, now, avoid, least_loss(p, now, false));
 }
 
 /*
@@ -126,7 +130,7 @@ uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 		tx->run_ns = now;
 		return tx->run_path;
 	}
-	least = least_loss(p, now);
+	least = least_loss(p, now, false);
 	a = pick(p, now, UINT32_MAX, least);
 	best = a;
 	for (uint32_t k = 1; k < n; k++) {
@@ -183,8 +187,8 @@ uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 /*
  * An ack's path: with use_proof, the proven one (srd_path_pick_proven) other than
  * avoid; else a random one of the best tier that has any: usable, not clearly lossier
- * than the best, not timing out, and not avoid; then usable and not avoid; then any
- * usable; then any. Acks are never in flight, so a path back from its cooldown takes
+ * than the best, neither timing out nor back from a cooldown unheard, and not avoid;
+ * then usable and not avoid; then any usable; then any. Acks are never in flight, so a path back from its cooldown takes
  * any number. Random, not in turn: the peer learns which of its paths work only from
  * our acks and we learn ours only from its, so where neither side has a proof, turns
  * kept in step with the peer's could miss the one pair of working paths forever.
@@ -196,20 +200,18 @@ static bool ack_tier(const struct srd_path *path, uint32_t i, uint32_t avoid, ui
 		return false;
 	if (tier < 2 && i == avoid)
 		return false;
-	return tier > 0 || (!lossier(path, least) && !path->consec_rto);
+	return tier > 0 || (!lossier(path, least) && !path->consec_rto && !path->down_until_ns);
 }
 
 uint32_t srd_path_pick_ack(struct srd_peer *p, uint64_t now, uint32_t avoid, bool use_proof)
 {
-	uint32_t n = p->ep->cfg.npaths, least = SRD_LOSS_ONE, count = 0, r;
+	uint32_t n = p->ep->cfg.npaths, least, count = 0, r;
 	int tier;
 	uint32_t best = use_proof ? proven(p, now, avoid) : UINT32_MAX;
 
 	if (best != UINT32_MAX)
 		return best;
-	for (uint32_t i = 0; i < n; i++)
-		if (usable(&p->tx.paths[i], now) && p->tx.paths[i].loss_ewma < least)
-			least = p->tx.paths[i].loss_ewma;
+	least = least_loss(p, now, true);
 	for (tier = 0; !count; tier++)
 		for (uint32_t i = 0; i < n; i++)
 			count += ack_tier(&p->tx.paths[i], i, avoid, least, now, tier);

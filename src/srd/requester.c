@@ -1125,23 +1125,23 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 
 /*
  * A timeout blames the paths its packets took at once if the peer answered on another
- * path since the first of them left: those paths lose packets and others do not. A
- * peer silent on every path may be a peer off the CPU: the blame waits until the
- * packets are done (undo.c), and goes only if no original of them proved to have
- * arrived. A dead path is taken down all the same, an ack later; a slow host never
- * costs a path. Paths of `retried` (only packets sent while retrying them timed out)
- * go down again at once. True when the peer answered elsewhere.
+ * path since the first of them left (those paths lose packets and others do not), or
+ * sent us data since (it runs: no stall kept its acks). A peer silent on every path
+ * may be a peer off the CPU: the blame waits until the packets are done (undo.c), and
+ * goes only if no original of them proved to have arrived. A dead path is taken down
+ * all the same, an ack later; a slow host never costs a path. Paths of `retried`
+ * (only packets sent while retrying them timed out) go down again at once. True when
+ * the peer was heard.
  */
 static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried, uint64_t since,
                         uint64_t now)
 {
-	/* A peer whose data came meanwhile runs: no stall kept its acks. */
-	bool answered_elsewhere = p->rx.last_rx_ns > since;
+	bool heard = p->rx.last_rx_ns > since;
 
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
 		if (!(timed_out >> i & 1) && p->tx.paths[i].good_ns > since)
-			answered_elsewhere = true;
-	if (!answered_elsewhere) {
+			heard = true;
+	if (!heard) {
 		p->ep->stats.rto_peer_silent++;
 		p->tx.undo.blame |= timed_out;
 		return false;

@@ -470,12 +470,7 @@ static void purge_passed(struct srd_peer *p)
  */
 static void hello_again(struct srd_peer *p)
 {
-	struct srd_rx *rx = &p->rx;
-
-	if (srd_rx_left_before(p, rx->last_ack.ns)) {
-		rx->avoid_next = true;
-		rx->avoid_path = rx->last_ack.path;
-	}
+	srd_rx_avoid_if_lost(p, p->rx.ack_path, p->rx.ack_ns);
 }
 
 /*

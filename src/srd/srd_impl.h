@@ -258,7 +258,7 @@ struct srd_rx_nak {
 #define SRD_PREV_EPOCHS 4
 
 struct srd_ack_sent {
-	uint32_t cum; /* an answer's: the probe it named */
+	uint32_t cum; /* for a probe's answer: the probe it named */
 	uint32_t path;
 	uint64_t ns;
 };
@@ -291,7 +291,8 @@ struct srd_rx {
 	uint32_t lazy_msn;
 	uint64_t lazy_since_ns, lazy_end_ns, lazy_last_ns, lazy_pace_ns;
 	bool ack_twice;     /* a duplicate came: our last ack was lost; say it on two paths */
-	uint32_t ack_path;  /* the path our last ack took */
+	uint32_t ack_path;  /* the path our last ack (of any kind) took ... */
+	uint64_t ack_ns;    /* ... and when: a hello after it shows it lost (hello_again) */
 	bool stale_pending; /* answer with SRD_ACK_F_STALE */
 	uint32_t stale_dst_epoch;
 	/* A sender claiming a new incarnation, not yet proven: it is told our epoch (an
@@ -311,7 +312,6 @@ struct srd_rx {
 	uint32_t answer_probe;
 	uint64_t answer_arrived_ns;   /* when the probe came to the host */
 	struct srd_ack_sent answered; /* our last probe answer (cum: the probe it named) */
-	struct srd_ack_sent last_ack; /* our last ack of any kind (a hello's answer too) */
 	bool avoid_next; /* the next ack avoids avoid_path (an answer or ack looked lost) */
 	uint32_t avoid_path;
 	uint32_t dup_psn;
@@ -512,7 +512,10 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 void srd_rx_expiry(struct srd_peer *p, uint64_t now);
 /* A peer's probe: an answer is owed if it asks the incarnations we track. */
 void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h);
+/* Did an ack that left at sent_ns reach the sender before it sent what just came? */
 bool srd_rx_left_before(const struct srd_peer *p, uint64_t sent_ns);
+/* If so, and what came shows that ack lost, the next ack avoids its path. */
+void srd_rx_avoid_if_lost(struct srd_peer *p, uint32_t path, uint64_t sent_ns);
 uint64_t srd_rx_deadline(const struct srd_peer *p);
 /* The receive side's deadlines but the held ack's: its messages' timeouts. */
 uint64_t srd_rx_msgs_deadline(const struct srd_peer *p);
@@ -533,7 +536,8 @@ uint32_t srd_path_pick(struct srd_peer *p, uint64_t now, uint32_t avoid);
 /* For a new packet of len bytes: its run's path, or for a new run the usable path
  * holding the fewest in flight, from the next in turn. */
 uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len);
-/* The path that most recently delivered (not `avoid`), or srd_path_pick's choice. */
+/* The path that most recently delivered and was not blamed since (not `avoid`), or
+ * srd_path_pick's choice. */
 uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
 uint32_t srd_path_pick_ack(struct srd_peer *p, uint64_t now, uint32_t avoid, bool use_proof);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);

@@ -11,7 +11,7 @@
  * packet came after a copy on the original's path, which no resend took. Then the
  * window comes back to what it was, the back-off too, and the paths the timeout found
  * the peer silent on are not blamed (requester.c's blame_paths); those blamed at once,
- * because the peer answered on others, stay blamed. A lost ack proves the same and is
+ * because the peer answered on others or sent data, stay blamed. A lost ack proves the same and is
  * undone the same: the data got through, its paths did not fail.
  *
  * The timer learns only from what shows the peer late, not from lost acks: an ack
