@@ -166,8 +166,8 @@ static uint32_t proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 		const struct srd_path *path = &p->tx.paths[i];
 
 		/* Proven: it delivered, and since then nothing sent on it was blamed for
-		 * a timeout and no ack sent on it was shown lost (doubt_ns: a cooldown that
-		 * ended gives no proof back). */
+		 * a timeout or found lost across paths, and no ack sent on it was shown
+		 * lost (doubt_ns: a cooldown that ended gives no proof back). */
 		if (!path->good_ns || path->consec_rto || path->doubt_ns >= path->good_ns ||
 		    !usable(path, now) || (i == avoid && n > 1))
 			continue;
@@ -220,6 +220,14 @@ uint32_t srd_path_pick_ack(struct srd_peer *p, uint64_t now, uint32_t avoid, boo
 	for (uint32_t i = 0;; i++)
 		if (ack_tier(&p->tx.paths[i], i, avoid, least, now, tier) && !r--)
 			return i;
+}
+
+/* Up, not timing out, losing little, and its last word a delivery (no loss of it
+ * found since, doubt_ns): a path whose packets arrive. */
+bool srd_path_steady(const struct srd_path *path)
+{
+	return !path->down_until_ns && !path->consec_rto && path->good_ns &&
+	       path->doubt_ns < path->good_ns && path->loss_ewma <= LOSSY_LEVEL;
 }
 
 /* A packet sent on path i was acknowledged: the path works. */

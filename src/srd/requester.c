@@ -6,9 +6,12 @@
  *
  * Loss is detected per path: packets on one path arrive in order (a fabric keeps a
  * flow on one route), so a packet still unacknowledged after three later packets of
- * its path were acknowledged, or a quarter RTT after one was, is lost. Reordering
- * across paths is normal and never looks like loss. A retransmission timeout on the
- * oldest packet is the backstop. Retransmissions avoid the path that lost them.
+ * its path were acknowledged, or a quarter RTT after one was, is lost. Across paths
+ * only by time: a packet passed by one sent clearly later on another path (by more
+ * than the two paths' round trips can differ, passed()), and only on a path that is
+ * steady; reordering within that margin is normal and never looks like loss. A
+ * retransmission timeout on the oldest packet is the backstop. Retransmissions avoid
+ * the path that lost them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -724,15 +727,50 @@ static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 }
 
 /* What one ack acknowledged on each path: the newest path sequence and its send time;
- * and whether it acknowledged the only copy of a packet a timeout declared lost. */
+ * the newest packet sent only once, its send time and path; and whether it
+ * acknowledged the only copy of a packet a timeout declared lost. */
 struct acked_paths {
 	uint32_t max_seq[64];
 	uint64_t max_sent[64];
 	bool on[64];
+	uint64_t once_sent;
+	uint32_t once_path;
 	bool orig_of_lost;
 };
 
-/* Per-path loss detection after an ack: see the file comment. */
+/* How long a send batch may hold a packet after its stamp (the engine sends a batch
+ * path by path): packets of two paths are not told apart by less. */
+#define SRD_PASS_MIN_NS 50000ull
+
+/*
+ * Has the packet of path j, sent at sent and in flight, been passed by a packet sent
+ * once on another path, later, that this ack acknowledged? Another path may be
+ * slower: passed by a quarter of j's RTT, as much more as j's round trip is longer,
+ * and SRD_PASS_MIN_NS at least.
+ */
+static bool passed(const struct srd_peer *p, uint32_t j, uint64_t sent,
+                   const struct acked_paths *ap)
+{
+	const struct srd_path *pj = &p->tx.paths[j], *pi = &p->tx.paths[ap->once_path];
+	uint64_t rj = pj->rtt.srtt_ns ? pj->rtt.srtt_ns : p->tx.rtt.srtt_ns;
+	uint64_t ri = pi->rtt.srtt_ns ? pi->rtt.srtt_ns : p->tx.rtt.srtt_ns;
+	uint64_t margin = rj / 4 + (rj > ri ? rj - ri : 0);
+
+	if (!ap->once_sent || ap->once_path == j || !rj)
+		return false;
+	if (margin < SRD_PASS_MIN_NS)
+		margin = SRD_PASS_MIN_NS;
+	return ap->once_sent > sent && ap->once_sent - sent > margin;
+}
+
+/*
+ * Loss detection after an ack: see the file comment. Across paths only on a path
+ * steady when the ack came (srd_path_steady): the loss of the last packet of a run,
+ * on a path few runs take (a lossier one), otherwise waits for the timeout. Such a
+ * loss leaves the path unproven until it delivers again (doubt_ns), so its next
+ * losses are left to the timeout, which blames it: a dead path is still taken down,
+ * and lost packets never go again on it as the proven path.
+ */
 static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
@@ -741,18 +779,19 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		struct srd_path *path = &tx->paths[i];
 		uint64_t reo = (path->rtt.srtt_ns ? path->rtt.srtt_ns : tx->rtt.srtt_ns) / 4;
+		bool steady = srd_path_steady(path);
 
-		if (!ap->on[i])
-			continue;
 		while (!list_empty(&path->inflight)) {
 			struct srd_slot *s =
 			    container_of(path->inflight.next, struct srd_slot, pathq);
+			bool behind = ap->on[i] && psn_lt(s->path_seq, ap->max_seq[i]) &&
+			              (ap->max_seq[i] - s->path_seq >= DUPTHRESH ||
+			               ap->max_sent[i] - s->sent_ns > reo);
 
-			if (psn_le(ap->max_seq[i], s->path_seq))
+			if (!behind && !(steady && passed(p, i, s->sent_ns, ap)))
 				break;
-			if (ap->max_seq[i] - s->path_seq < DUPTHRESH &&
-			    ap->max_sent[i] - s->sent_ns <= reo)
-				break;
+			if (!behind)
+				path->doubt_ns = now;
 			mark_lost(p, s);
 			p->ep->stats.fast_lost++;
 			lost_any = true;
@@ -782,6 +821,10 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths 
 			ap->max_sent[s->path] = s->sent_ns;
 		}
 		ap->on[s->path] = true;
+		if (s->tx_count == 1 && s->sent_ns > ap->once_sent) {
+			ap->once_sent = s->sent_ns;
+			ap->once_path = s->path;
+		}
 	}
 	slot_unlink(p, s);
 	s->state = PKT_DONE;
@@ -1102,6 +1145,8 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	for (unsigned i = 0; i < a->nnak; i++)
 		refused |= on_nak(p, &a->nak[i], now);
 	memset(ap.on, 0, sizeof(ap.on));
+	ap.once_sent = 0;
+	ap.once_path = 0;
 	ap.orig_of_lost = false;
 	newly = ack_range(p, a, &ap);
 	/* Our data taken, or a probe answered: the peer tracks this incarnation of us (a

@@ -130,7 +130,8 @@ struct srd_path {
 	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
 	uint64_t down_until_ns; /* 0 when up */
 	uint64_t good_ns;       /* a packet sent on it was last acknowledged then */
-	uint64_t doubt_ns;      /* last blamed for a loss (a timeout, a lost ack) then */
+	uint64_t doubt_ns;      /* last blamed for a loss (a timeout, a lost ack, a loss
+	                         * found across paths) then */
 	/* The oldest plain ack sent on it whose fate is open (the sender's horizon has not
 	 * passed its cumulative point): a copy of what it covered, arriving well after it
 	 * left, shows it lost. ack_ns 0: none. */
@@ -544,6 +545,7 @@ uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);
 void srd_path_on_delivery(struct srd_peer *p, uint32_t path, uint64_t now);
 void srd_path_on_loss(struct srd_peer *p, uint32_t path);
+bool srd_path_steady(const struct srd_path *path);
 /*
  * Spurious timeouts (undo.c). save: before a timeout acts, the range of PSNs it
  * declares lost ([lo, hi]; slots it declares lost are marked
