@@ -8,7 +8,7 @@
  * flow on one route), so a packet still unacknowledged after three later packets of
  * its path were acknowledged, or a quarter RTT after one was, is lost. Across paths
  * only by time: a packet passed by one sent clearly later on another path (by more
- * than the two paths' round trips can differ, passed()), and only on a path that is
+ * than its path's estimates let it be slower, passed()), and only on a path that is
  * steady; reordering within that margin is normal and never looks like loss. A
  * retransmission timeout on the oldest packet is the backstop. Retransmissions avoid
  * the path that lost them.
@@ -738,38 +738,40 @@ struct acked_paths {
 	bool orig_of_lost;
 };
 
-/* How long a send batch may hold a packet after its stamp (the engine sends a batch
- * path by path): packets of two paths are not told apart by less. */
+/* Packets of two paths are not told apart by less: what a path's delay may vary by
+ * beyond its estimates (the receiving kernel's batching, GRO). */
 #define SRD_PASS_MIN_NS 50000ull
 
 /*
  * Has the packet of path j, sent at sent and in flight, been passed by a packet sent
- * once on another path, later, that this ack acknowledged? Another path may be
- * slower: passed by a quarter of j's RTT, as much more as j's round trip is longer,
- * and SRD_PASS_MIN_NS at least.
+ * once on another path, later, that this ack acknowledged? Path j may be slower: by a
+ * quarter of its smoothed RTT and its variation, and by as much as that RTT is above
+ * the other path's least; SRD_PASS_MIN_NS at least. Only once j has an RTT of its own
+ * (a path never measured may be the slow one).
  */
 static bool passed(const struct srd_peer *p, uint32_t j, uint64_t sent,
                    const struct acked_paths *ap)
 {
-	const struct srd_path *pj = &p->tx.paths[j], *pi = &p->tx.paths[ap->once_path];
-	uint64_t rj = pj->rtt.srtt_ns ? pj->rtt.srtt_ns : p->tx.rtt.srtt_ns;
-	uint64_t ri = pi->rtt.srtt_ns ? pi->rtt.srtt_ns : p->tx.rtt.srtt_ns;
-	uint64_t margin = rj / 4 + (rj > ri ? rj - ri : 0);
+	const struct srd_rtt *rj = &p->tx.paths[j].rtt;
+	uint64_t base, margin;
 
-	if (!ap->once_sent || ap->once_path == j || !rj)
+	if (!ap->once_sent || ap->once_path == j || !rj->srtt_ns || ap->once_sent <= sent)
 		return false;
+	base = p->tx.paths[ap->once_path].rtt.min_ns;
+	margin = rj->srtt_ns / 4 + rj->rttvar_ns + (rj->srtt_ns > base ? rj->srtt_ns - base : 0);
 	if (margin < SRD_PASS_MIN_NS)
 		margin = SRD_PASS_MIN_NS;
-	return ap->once_sent > sent && ap->once_sent - sent > margin;
+	return ap->once_sent - sent > margin;
 }
 
 /*
  * Loss detection after an ack: see the file comment. Across paths only on a path
  * steady when the ack came (srd_path_steady): the loss of the last packet of a run,
- * on a path few runs take (a lossier one), otherwise waits for the timeout. Such a
- * loss leaves the path unproven until it delivers again (doubt_ns), so its next
- * losses are left to the timeout, which blames it: a dead path is still taken down,
- * and lost packets never go again on it as the proven path.
+ * on a path few runs take (a lossier one), otherwise waits for the timeout. Unless
+ * the same ack acknowledged a later packet of the path, such a loss leaves the path
+ * unproven until it delivers again (doubt_ns): from the next ack on, its losses are
+ * found only by its own later packets or by the timeout, which blames it, so a dead
+ * path is still taken down and lost packets never go again on it as the proven path.
  */
 static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint64_t now)
 {
@@ -784,13 +786,13 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 		while (!list_empty(&path->inflight)) {
 			struct srd_slot *s =
 			    container_of(path->inflight.next, struct srd_slot, pathq);
-			bool behind = ap->on[i] && psn_lt(s->path_seq, ap->max_seq[i]) &&
-			              (ap->max_seq[i] - s->path_seq >= DUPTHRESH ||
-			               ap->max_sent[i] - s->sent_ns > reo);
+			bool later = ap->on[i] && psn_lt(s->path_seq, ap->max_seq[i]);
+			bool behind = later && (ap->max_seq[i] - s->path_seq >= DUPTHRESH ||
+			                        ap->max_sent[i] - s->sent_ns > reo);
 
 			if (!behind && !(steady && passed(p, i, s->sent_ns, ap)))
 				break;
-			if (!behind)
+			if (!later)
 				path->doubt_ns = now;
 			mark_lost(p, s);
 			p->ep->stats.fast_lost++;
