@@ -244,8 +244,8 @@ void srd_rx_on_probe(struct srd_peer *p, const struct srd_probe_hdr *h)
 		rx->lazy_spoiled = true; /* the sender's timer ran out: it was waiting */
 	/* Asked again, with no data since our answer: the answer was likely lost. Only
 	 * likely (the sender's next packet may have been lost instead): not blamed. */
-	if (h->probe != rx->answered.cum && rx->last_rx_ns < rx->answered.ns)
-		srd_rx_avoid_if_lost(p, rx->answered.path, rx->answered.ns);
+	if (h->probe != rx->answered_probe && rx->last_rx_ns < rx->answered_ns)
+		srd_rx_avoid_if_lost(p, rx->answered_path, rx->answered_ns);
 	rx->answer_probe = h->probe;
 	/* Probes that piled up while we were off the CPU: the answer names the newest, and
 	 * says how long the first waited (the sender's timer learns how late we were). */
@@ -289,9 +289,11 @@ static void note_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool secon
 		path->ack_ns = now;
 		path->ack_cum = a->cum;
 	}
-	if (a->flags & SRD_ACK_F_ANSWER)
-		rx->answered =
-		    (struct srd_ack_sent){.cum = a->echo_psn, .path = out->path, .ns = now};
+	if (a->flags & SRD_ACK_F_ANSWER) {
+		rx->answered_probe = a->echo_psn;
+		rx->answered_path = out->path;
+		rx->answered_ns = now;
+	}
 }
 
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)

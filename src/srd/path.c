@@ -188,8 +188,8 @@ uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
  * An ack's path: with use_proof, the proven one (srd_path_pick_proven) other than
  * avoid; else a random one of the best tier that has any: usable, not clearly lossier
  * than the best, neither timing out nor back from a cooldown unheard, and not avoid;
- * then usable and not avoid; then any usable; then any. Acks are never in flight, so a path back from its cooldown takes
- * any number. Random, not in turn: the peer learns which of its paths work only from
+ * then usable and not avoid; then any usable; then any. Acks are never in flight, so a
+ * path back from its cooldown takes any number. Random, not in turn: the peer learns which of its paths work only from
  * our acks and we learn ours only from its, so where neither side has a proof, turns
  * kept in step with the peer's could miss the one pair of working paths forever.
  */

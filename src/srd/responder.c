@@ -173,7 +173,7 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->nnaks = 0;
 	rx->dup_pending = false;    /* a copy the old incarnation sent proves nothing now */
 	rx->answer_pending = false; /* nor does its probe's wait say how late we are now */
-	rx->answered.ns = 0;
+	rx->answered_ns = 0;
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
 		p->tx.paths[i].ack_ns = 0; /* acks to the old one: its PSNs */
 	/* Nor what it did with our acks. */

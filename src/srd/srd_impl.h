@@ -258,12 +258,6 @@ struct srd_rx_nak {
 
 #define SRD_PREV_EPOCHS 4
 
-struct srd_ack_sent {
-	uint32_t cum; /* for a probe's answer: the probe it named */
-	uint32_t path;
-	uint64_t ns;
-};
-
 struct srd_rx {
 	uint32_t peer_epoch; /* sender incarnation tracked; 0 = none yet */
 	/* The incarnations before, newest first: their stragglers are ignored, so a late
@@ -311,8 +305,10 @@ struct srd_rx {
 	bool dup_pending;         /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
 	bool answer_pending;      /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
 	uint32_t answer_probe;
-	uint64_t answer_arrived_ns;   /* when the probe came to the host */
-	struct srd_ack_sent answered; /* our last probe answer (cum: the probe it named) */
+	uint64_t answer_arrived_ns; /* when the probe came to the host */
+	/* Our last probe answer: the probe it named, its path and when it left. */
+	uint32_t answered_probe, answered_path;
+	uint64_t answered_ns;
 	bool avoid_next; /* the next ack avoids avoid_path (an answer or ack looked lost) */
 	uint32_t avoid_path;
 	uint32_t dup_psn;
