@@ -166,8 +166,9 @@ static uint32_t proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 		const struct srd_path *path = &p->tx.paths[i];
 
 		/* Proven: it delivered, and since then nothing sent on it was blamed for
-		 * a timeout or found lost across paths, and no ack sent on it was shown
-		 * lost (doubt_ns: a cooldown that ended gives no proof back). */
+		 * a timeout or found lost across paths (with no later packet of it
+		 * acknowledged), and no ack sent on it was shown lost (doubt_ns: a cooldown
+		 * that ended gives no proof back). */
 		if (!path->good_ns || path->consec_rto || path->doubt_ns >= path->good_ns ||
 		    !usable(path, now) || (i == avoid && n > 1))
 			continue;
@@ -189,9 +190,10 @@ uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
  * avoid; else a random one of the best tier that has any: usable, not clearly lossier
  * than the best, neither timing out nor back from a cooldown unheard, and not avoid;
  * then usable and not avoid; then any usable; then any. Acks are never in flight, so a
- * path back from its cooldown takes any number. Random, not in turn: the peer learns which of its paths work only from
- * our acks and we learn ours only from its, so where neither side has a proof, turns
- * kept in step with the peer's could miss the one pair of working paths forever.
+ * path back from its cooldown takes any number. Random, not in turn: the peer learns
+ * which of its paths work only from our acks and we learn ours only from its, so where
+ * neither side has a proof, turns kept in step with the peer's could miss the one pair
+ * of working paths forever.
  */
 static bool ack_tier(const struct srd_path *path, uint32_t i, uint32_t avoid, uint32_t least,
                      uint64_t now, int tier)

@@ -730,9 +730,9 @@ static void mark_lost(struct srd_peer *p, struct srd_slot *s)
  * the newest packet sent only once, its send time and path; and whether it
  * acknowledged the only copy of a packet a timeout declared lost. */
 struct acked_paths {
-	uint32_t max_seq[64];
-	uint64_t max_sent[64];
-	bool on[64];
+	uint32_t max_seq[SRD_MAX_PATHS];
+	uint64_t max_sent[SRD_MAX_PATHS];
+	bool on[SRD_MAX_PATHS];
 	uint64_t once_sent;
 	uint32_t once_path;
 	bool orig_of_lost;
@@ -766,12 +766,13 @@ static bool passed(const struct srd_peer *p, uint32_t j, uint64_t sent,
 
 /*
  * Loss detection after an ack: see the file comment. Across paths only on a path
- * steady when the ack came (srd_path_steady): the loss of the last packet of a run,
- * on a path few runs take (a lossier one), otherwise waits for the timeout. Unless
- * the same ack acknowledged a later packet of the path, such a loss leaves the path
- * unproven until it delivers again (doubt_ns): from the next ack on, its losses are
- * found only by its own later packets or by the timeout, which blames it, so a dead
- * path is still taken down and lost packets never go again on it as the proven path.
+ * steady once this ack's deliveries are counted (srd_path_steady): the loss of the
+ * last packet of a run, on a path few runs take (a lossier one), otherwise waits for
+ * the timeout. Unless the same ack acknowledged a later packet of the path, such a
+ * loss leaves the path unproven until it delivers again (doubt_ns): from the next ack
+ * on, its losses are found only by its own later packets or by the timeout, which
+ * blames it, so a dead path is still taken down and lost packets never go again on it
+ * as the proven path.
  */
 static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint64_t now)
 {

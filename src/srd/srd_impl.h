@@ -131,7 +131,8 @@ struct srd_path {
 	uint64_t down_until_ns; /* 0 when up */
 	uint64_t good_ns;       /* a packet sent on it was last acknowledged then */
 	uint64_t doubt_ns;      /* last blamed for a loss (a timeout, a lost ack, a loss
-	                         * found across paths) then */
+	                         * found across paths with no later packet of it
+	                         * acknowledged) then */
 	/* The oldest plain ack sent on it whose fate is open (the sender's horizon has not
 	 * passed its cumulative point): a copy of what it covered, arriving well after it
 	 * left, shows it lost. ack_ns 0: none. */

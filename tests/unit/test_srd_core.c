@@ -1027,11 +1027,12 @@ static void test_lossy_path(void)
  * The same lossy path under a steady stream (a send every 20 us): each packet lost on
  * it is the last its path carried for a while, and later packets on the other paths
  * show it lost before a timeout would (docs/srd.md, Loss), once the path has an RTT of
- * its own and while its loss estimate is under 20%; nothing is taken for lost that was
- * not (no duplicate arrives). Before, every loss on it waited for the timeout (17 of
- * 17 here) unless three later packets of that path came back first.
+ * its own and while its loss estimate is at most 20%: here more than half of the
+ * losses. Nothing is taken for lost that was not (no duplicate arrives). Before, every
+ * loss on it waited for the timeout unless three later packets of that path came back
+ * first.
  */
-static void test_lossy_path_no_timeouts(void)
+static void test_lossy_path_found_by_acks(void)
 {
 	uint32_t seen = 0;
 	struct srd_peer_info info;
@@ -1039,40 +1040,120 @@ static void test_lossy_path_no_timeouts(void)
 	const struct srd_stats *st = ep_stats(s, 0);
 
 	CHECK(seen >= 20); /* the loss acted */
-	CHECK(st->fast_lost >= 1);
-	CHECK_EQ(st->fast_lost + st->rto_fired, seen / 20);
-	CHECK(st->rto_fired * 2 <= seen / 20);
+	CHECK(st->fast_lost * 2 > seen / 20);
 	CHECK_EQ(ep_stats(s, 1)->data_dup_rx, 0); /* none found lost that was not */
 	fprintf(stderr, "  lossy path, stream: %u lost, %llu found by acks, %llu timeouts\n",
 	        seen / 20, (unsigned long long)st->fast_lost, (unsigned long long)st->rto_fired);
 	sim_free(s);
 }
 
-/* Host 0's packets on path 2 arrive 200 us late (a slower route), none lost. */
+/* Host 0's packets on path 2 arrive 200 us late (a slower route) from from_ns on. */
 static bool slow_path_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
 {
-	(void)arg;
-	if (w->from == 0 && w->path == 2)
+	const struct one_live *o = arg;
+
+	if (w->from == 0 && w->path == 2 && sim_now(o->s) >= o->from_ns)
 		*hold_ns = 200 * SIM_NS_PER_US;
 	return false;
 }
 
+/* A stream as above (8000 sends, one every 20 us), filtered by f with *o (o->s set
+ * here), every message checked. */
+static struct sim *stream_run(sim_filter_fn f, struct one_live *o)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(13, &c);
+
+	o->s = s;
+	sim_set_filter(s, f, o);
+	for (int i = 0; i < 8000; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * 20 * SIM_NS_PER_US,
+		                 SIM_OP_OK, 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, 8000);
+	return s;
+}
+
+/* The stream, path 2 slower from from_ns on; host 0's view of path 2. */
+static struct sim *slow_path_run(uint64_t from_ns, struct srd_path_view *v)
+{
+	struct one_live o = {.from_ns = from_ns};
+	struct sim *s = stream_run(slow_path_filter, &o);
+	struct srd_peer_view pv;
+
+	srd_peer_view(srd_ep_next_peer(sim_host_ep(s, 0), NULL), sim_now(s), &pv);
+	*v = pv.path[2];
+	return s;
+}
+
 /*
- * A path ten times slower than the others, under the same stream: its packets are
- * passed by later ones on the other paths all the time, and none is taken for lost
- * (the margin allows for its longer round trip, and before its first sample it is not
- * judged at all): nothing resent, no timeout.
+ * A path ten times slower than the others, under the same stream, none lost: its
+ * packets are passed by later ones on the other paths all the time, and none is taken
+ * for lost (the margin allows for its longer RTT, and before its first sample it is
+ * not judged at all): nothing resent, no timeout.
  */
 static void test_slow_path_not_lost(void)
 {
-	struct srd_peer_info info;
-	struct sim *s = paths_run(13, slow_path_filter, NULL, 4000, 20 * SIM_NS_PER_US, &info);
+	struct srd_path_view v;
+	struct sim *s = slow_path_run(0, &v);
 	const struct srd_stats *st = ep_stats(s, 0);
 
-	CHECK(info.path_tx[2] > 0);
+	CHECK(v.tx >= 50);
+	CHECK(v.srtt_ns >= 200 * SIM_NS_PER_US); /* measured: the margin had its RTT */
 	CHECK_EQ(st->fast_lost, 0);
 	CHECK_EQ(st->data_retx, 0);
 	CHECK_EQ(st->rto_fired, 0);
+	sim_free(s);
+}
+
+/*
+ * A path that turns 200 us slower midway (a queue on its link): its RTT says it is
+ * fast, so its next packets are taken for lost across paths until its RTT samples
+ * catch up. The cost is bounded: 8 packets sent twice here (10 allowed), every message
+ * arrives once.
+ */
+static void test_path_turns_slow(void)
+{
+	struct srd_path_view v;
+	struct sim *s = slow_path_run(40 * SIM_NS_PER_MS, &v);
+	const struct srd_stats *st = ep_stats(s, 0);
+
+	CHECK(v.tx >= 50);
+	CHECK(st->data_retx <= 10);
+	fprintf(stderr, "  path turns slow: %llu packets sent again, %llu duplicates came\n",
+	        (unsigned long long)st->data_retx, (unsigned long long)ep_stats(s, 1)->data_dup_rx);
+	sim_free(s);
+}
+
+/* Host 0's packets on path 2 are lost from from_ns on (its link blackholed). */
+static bool dies_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	const struct one_live *o = arg;
+
+	(void)hold_ns;
+	return w->from == 0 && w->path == 2 && sim_now(o->s) >= o->from_ns;
+}
+
+/*
+ * A path that dies midway under the stream, after it delivered and while later packets
+ * on the other paths show its losses at once: the first such loss leaves it unproven,
+ * its next ones time out and take it down (here 1 loss found by acks, 4 packets
+ * resent; with losses found across paths leaving the proof alone, 8 and 11, and in
+ * campaign seed 583024 resends piled onto the dead path as the proven one: docs/srd.md,
+ * Loss). Every message arrives.
+ */
+static void test_path_dies_midway(void)
+{
+	struct one_live o = {.from_ns = 40 * SIM_NS_PER_MS};
+	struct sim *s = stream_run(dies_filter, &o);
+	const struct srd_stats *st = ep_stats(s, 0);
+
+	CHECK(st->path_down >= 1);
+	CHECK(st->fast_lost >= 1);
+	CHECK(st->data_retx <= 8);
+	fprintf(stderr, "  path dies midway: %llu resent (%llu found by acks), down %llu times\n",
+	        (unsigned long long)st->data_retx, (unsigned long long)st->fast_lost,
+	        (unsigned long long)st->path_down);
 	sim_free(s);
 }
 
@@ -1545,8 +1626,10 @@ int main(void)
 	test_dead_path_retries();
 	test_restart_behind_dead_path();
 	test_lossy_path();
-	test_lossy_path_no_timeouts();
+	test_lossy_path_found_by_acks();
 	test_slow_path_not_lost();
+	test_path_turns_slow();
+	test_path_dies_midway();
 	test_runs(0);
 	test_runs(6000);
 	test_congestion();
