@@ -156,7 +156,7 @@ const struct stats_field stats_path_fields[] = {
     {"index", "the path: the sender's source port is the base port plus this"},
     {"state", "up; suspect: timed out lately, losing over 20%, or back from a cooldown "
               "untested; down: out of use for a cooldown after timeouts in a row"},
-    {"srtt_us", "smoothed round-trip time of the path"},
+    {"srtt_us", "smoothed round-trip time of the path, the hosts' delay taken out"},
     {"rttvar_us", "its variation"},
     {"min_rtt_us", "the smallest round trip seen on it"},
     {"loss_pct", "packets lost on it, smoothed over the last ~32"},

@@ -942,7 +942,10 @@ static struct rtt_split echo_sample(struct srd_peer *p, const struct srd_ack_hdr
 		d.host += (uint64_t)a->host_delay << SRD_HOST_DELAY_SHIFT;
 	d.fabric = rtt - d.host;
 	rtt_sample(p, rtt, d.host, now);
-	srd_path_on_ack(p, s->path, rtt, now);
+	/* A path's own RTT is the fabric's part: the hosts' delay is the same whichever
+	 * path a packet took, and left in it would widen every margin between paths by
+	 * how long a rank was off its CPU (losses found across paths, passed()). */
+	srd_path_on_ack(p, s->path, d.fabric, now);
 	return d;
 }
 

@@ -125,7 +125,7 @@ struct srd_msg {
 #define SRD_LOSS_ONE 65536u
 
 struct srd_path {
-	struct srd_rtt rtt;
+	struct srd_rtt rtt;     /* the fabric's part of its round trips (the hosts' taken out) */
 	uint32_t seq;           /* next path sequence number */
 	uint32_t consec_rto;    /* RTOs in a row without an ack on this path */
 	uint64_t down_until_ns; /* 0 when up */
