@@ -158,7 +158,7 @@ const struct stats_field stats_path_fields[] = {
               "untested; down: out of use for a cooldown after timeouts in a row"},
     {"srtt_us", "smoothed round-trip time of the path, the hosts' delay taken out"},
     {"rttvar_us", "its variation"},
-    {"min_rtt_us", "the smallest round trip seen on it"},
+    {"min_rtt_us", "the smallest round trip seen on it, the hosts' delay taken out"},
     {"loss_pct", "packets lost on it, smoothed over the last ~32"},
     {"tx_pkts", "data packets sent on it"},
     {"inflight", "data packets in flight on it"},
