@@ -14,6 +14,14 @@
  * RDMA target"). Prints "wake p50 X p99 Y late N" in microseconds over --count (2000)
  * wake-ups; N datagrams were already waiting when the receiver came back, untimed (no
  * wake-up). A datagram that waits more than a second ends the run with an error.
+ *
+ *   wakelat arm [--rx-cpu N] [--count N]
+ *
+ * What setting a timer costs, the other thing the progress thread does on its way from
+ * an arrival back to sleep (src/net/timer.c): a timerfd set --count times, each for
+ * 100 or 150 us ahead in turn (due before the CPU's next tick, so each setting moves
+ * the CPU's next timer event), and as many times for 100 or 150 ms ahead (after the
+ * tick: nothing to move). Prints "arm near p50 X far p50 Y" in microseconds.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -27,6 +35,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #define BENCH_TOOL "wakelat"
@@ -138,6 +147,38 @@ static void receive(struct run *r, uint64_t *d, unsigned *late)
 	}
 }
 
+/* The median cost of r->count timerfd settings `ahead` and ahead + ahead / 2 in turn. */
+static uint64_t arm_cost(const struct run *r, int fd, uint64_t ahead, uint64_t *d)
+{
+	for (int i = -WARMUP; i < r->count; i++) {
+		uint64_t t = now_ns(), at = t + ahead + (i & 1) * (ahead / 2);
+		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000ull),
+		                                      .tv_nsec = (long)(at % 1000000000ull)}};
+
+		if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL))
+			die("timerfd_settime");
+		if (i >= 0)
+			d[i] = now_ns() - t;
+	}
+	qsort(d, (size_t)r->count, sizeof(*d), cmp_u64);
+	return d[r->count / 2];
+}
+
+static int arm_main(struct run *r, uint64_t *d)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	uint64_t near, far;
+
+	if (fd < 0)
+		die("timerfd_create");
+	pin(r->rx_cpu);
+	near = arm_cost(r, fd, 100000ull, d);
+	far = arm_cost(r, fd, 100000000ull, d);
+	printf("arm near p50 %.2f far p50 %.2f\n", near / 1e3, far / 1e3);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct run r = {.rx_cpu = 0, .tx_cpu = 1, .count = 2000};
@@ -148,15 +189,18 @@ int main(int argc, char **argv)
 	uint64_t *d;
 	int busy;
 
-	if (argc < 2 || (strcmp(argv[1], "idle") && strcmp(argv[1], "busy")) ||
+	if (argc < 2 ||
+	    (strcmp(argv[1], "idle") && strcmp(argv[1], "busy") && strcmp(argv[1], "arm")) ||
 	    !options(&r, argc, argv)) {
-		fprintf(stderr, "usage: wakelat idle|busy [--rx-cpu N] [--tx-cpu N] "
+		fprintf(stderr, "usage: wakelat idle|busy|arm [--rx-cpu N] [--tx-cpu N] "
 		                "[--count 100..1000000]\n");
 		return 2;
 	}
 	busy = !strcmp(argv[1], "busy");
 	if (!(d = calloc((size_t)r.count, sizeof(*d))))
 		die("calloc");
+	if (!strcmp(argv[1], "arm"))
+		return arm_main(&r, d);
 	r.rx = sock_on_loopback(&r.to);
 	r.tx = sock_on_loopback(&unused);
 	if (setsockopt(r.rx, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)))

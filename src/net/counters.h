@@ -109,7 +109,10 @@
 	X(tx_refused_again, "sends tried again: a connected path reported an earlier ICMP error") \
 	X(rx_probe_reads, "reads by recvfrom right after an empty read that found a datagram")    \
 	X(rx_probe_late,                                                                          \
-	  "probe reads past their bound: arrival unknown, socket wait taken as network's")
+	  "probe reads past their bound: arrival unknown, socket wait taken as network's")        \
+	X(progress_timer_arms, "times the progress thread set its timer (a system call)")         \
+	X(progress_timer_early, "progress thread wake-ups by its timer set ahead, nothing due "   \
+	                        "yet")
 
 struct net_counters {
 #define NET_COUNTER_FIELD(name, desc) uint64_t name;

@@ -53,6 +53,11 @@
 /* An ack held for data to ride on waits this much longer when only the progress thread
  * would send it (net_sched_wake_at); the application's polls send it on time. */
 #define NET_ACK_SLACK_NS 80000ull
+/* An answer is expected (sched.c, timer_at) when the last two came this close to the
+ * same time after the application's sends (a timer set for the sooner is left as it
+ * is for an answer up to this much later), and within NET_ANSWER_MAX_NS. */
+#define NET_ANSWER_SPREAD_NS (NET_ACK_SLACK_NS * 3 / 4)
+#define NET_ANSWER_MAX_NS    1000000ull
 /* A pump sends what it has queued once this many bytes wait and reads the clock again
  * before handing out more: a packet's send time is then at most one such copy early,
  * not the kernel's copy of a whole batch, which congestion control would count as the
@@ -175,6 +180,13 @@ struct net_sched {
 	bool shallow; /* a send since the last pump went to a peer with few in flight */
 	uint64_t defer_until;
 	uint64_t tables_due; /* the stats tables are behind: copy them then (UINT64_MAX: not) */
+	/* The answers the progress thread served (sched.c, timer_at; locked): whether it
+	 * served data since the application last sent; when the application's first send
+	 * after such data left, and whether an answer to it is still awaited; how long
+	 * after such a send its answer came, the last two times (0: unknown). */
+	bool served, awaiting;
+	uint64_t sent_ns;
+	uint64_t answer_ns[2];
 };
 
 /* rx.c: the receive batch and the in-place receive. */
@@ -224,7 +236,8 @@ struct net_progress {
 	_Atomic uint64_t app_read_ns;
 	_Atomic uint64_t call_end_ns;
 	_Atomic uint64_t spin_ns;
-	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS */
+	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS; the thread
+	                          * clears it when it serves an arrival */
 	_Atomic int armed_cqs;   /* CQs armed for a channel (the thread reads it unlocked) */
 	/* Threads asleep in ibv_get_cq_event on the socket as well as their channel, and
 	 * when one last woke: while they are, or were lately, the socket is theirs. */
@@ -408,8 +421,9 @@ int net_ud_piece(struct net_engine *e, const uint8_t *pkt, size_t len,
 /* timer.c */
 int net_timer_open(struct net_timer *t);
 void net_timer_close(struct net_timer *t);
-/* Arms the timer for due (UINT64_MAX: nothing), or for park_until while parked. */
-void net_timer_sync(struct net_timer *t, uint64_t due);
+/* Arms the timer for due (UINT64_MAX: nothing), or for park_until while parked; one
+ * armed from early to due already is left as it is. Whether it armed. */
+bool net_timer_sync(struct net_timer *t, uint64_t early, uint64_t due);
 /* The progress thread parks until then (0: it stops parking); sync arms it. */
 void net_timer_park(struct net_timer *t, uint64_t until);
 /* Likewise, but a deadline sooner than `until`, set now or later, wakes it then. */
@@ -428,6 +442,14 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 void net_sched_init(struct net_sched *s);
 /* The earliest of the SRD core's timers and the held sends' deadline (locked). */
 uint64_t net_sched_due(const struct net_sched *s);
+/* The progress thread served data (locked): the first since an application thread's
+ * send is taken as its answer (when the thread's timer rings: sched.c, timer_at). */
+void net_sched_answer_served(struct net_sched *s, uint64_t now);
+/* Sets the progress thread's timer for the scheduler's deadlines (locked), or, from
+ * an application's call, ahead of an answer (timer_at); whether it set it. */
+bool net_sched_rearm(struct net_engine *e, uint64_t now);
+/* This thread is an engine's progress thread (set by progress.c). */
+extern _Thread_local bool net_in_progress_thread;
 /* What the progress thread's timerfd is armed for: the deadlines, a held ack's later. */
 uint64_t net_sched_wake_at(const struct net_sched *s);
 /* Held sends are due now rather than at their deadline: the application is back. */

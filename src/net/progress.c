@@ -186,11 +186,9 @@ static void rx_unarm(struct net_engine *e)
  * an idle poll leaving): asleep in epoll_wait, the thread cannot see a new timeout (it
  * slept on with the socket unarmed and no timer, and the peers waited for ever).
  */
-static _Thread_local bool in_progress_thread; /* this is an engine's progress thread */
-
 static void park_until(struct net_engine *e, uint64_t until)
 {
-	bool own = in_progress_thread; /* a progress thread parks its own engine only */
+	bool own = net_in_progress_thread; /* a progress thread parks its own engine only */
 
 	net_timer_park(&e->timer, own ? UINT64_MAX : until);
 	atomic_store_explicit(&e->prog.look_ns, own ? until : 0, memory_order_relaxed);
@@ -262,7 +260,7 @@ static void park_for_waiter(struct net_engine *e, uint64_t now)
  * lately was, at its CQs (its polls run them; a rank off the CPU runs them when it is
  * back), the thread's otherwise.
  */
-static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t run_start)
+static void progress_step(struct net_engine *e, bool rx, bool rang, bool reads, uint64_t run_start)
 {
 	uint64_t now = sefa_now_ns(), due = net_sched_due(&e->sched);
 	bool armed = atomic_load_explicit(&e->prog.armed_cqs, memory_order_relaxed);
@@ -278,6 +276,13 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 		serve = !reads || armed;
 		if (!serve)
 			park(e, now);
+	} else if (rang && due > now && !e->timer.park_until && e->prog.rx_armed) {
+		/* Rung early, for an answer that has not come (sched.c, timer_at):
+		 * nothing is due and nothing changes; the timer is set for the deadline.
+		 * Not even a park: a passive target's post and reap just before look like
+		 * an application at its CQs, and the answer would then wait for the look. */
+		net_ctr(e)->progress_timer_early++;
+		serve = false;
 	} else if (app_at_cqs(e, run_start, NET_BUSY_NS)) {
 		/* Off the socket too: while a rank is off the CPU, a wake-up per arrival
 		 * only takes CPU from the ranks (measured: MPI with 4 ranks on 2 cores,
@@ -295,11 +300,16 @@ static void progress_step(struct net_engine *e, bool rx, bool reads, uint64_t ru
 	if (serve) {
 		net_timer_park(&e->timer, 0);
 		atomic_store_explicit(&e->prog.look_ns, 0, memory_order_relaxed);
-		if (net_engine_service(e, now) & NET_SERVED_RX)
+		if (net_engine_service(e, now) & NET_SERVED_RX) {
 			net_ctr(e)->progress_rx_batches++;
+			net_sched_answer_served(&e->sched, now);
+			/* It came while the application was not reading: calls that follow
+			 * answer it, and are no spin (net_engine_call_begin). */
+			atomic_store_explicit(&e->prog.streak, 0, memory_order_relaxed);
+		}
 		rx_arm(e);
 	}
-	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
+	net_sched_rearm(e, now);
 }
 
 /*
@@ -414,7 +424,7 @@ static void watch_step(struct net_engine *e)
 		}
 	}
 	rx_arm(e);
-	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
+	net_sched_rearm(e, now);
 }
 
 /* How long the thread may sleep while watching (locked): not at all while busy; -1
@@ -502,7 +512,7 @@ static void *progress_main(void *arg)
 	uint64_t run_start = sefa_now_ns(), woke = run_start, tmo_at = UINT64_MAX, awake = 0;
 	bool rx, reads, looked;
 
-	in_progress_thread = true;
+	net_in_progress_thread = true;
 	if (sefa_config_get()->progress_rt) {
 		e->prog.rt_dropped = !progress_priority(true);
 		e->prog.rt_refused = e->prog.rt_dropped; /* refused: no asking again */
@@ -552,7 +562,8 @@ static void *progress_main(void *arg)
 		if (e->prog.watch.look)
 			watch_step(e);
 		else if (n > 0 || looked)
-			progress_step(e, rx, reads, run_start);
+			progress_step(e, rx, n == 1 && evs[0].data.u32 == EV_TIMER, reads,
+			              run_start);
 		tmo_at = round_end(e);
 	}
 }
@@ -564,10 +575,12 @@ uint64_t net_engine_call_begin(struct net_engine *e)
 	uint32_t streak = atomic_load_explicit(&e->prog.streak, memory_order_relaxed);
 
 	/* NET_SPIN_CALLS gaps in a row: a ping-pong's post, the poll that reaps after
-	 * it and the next post (when the answer came meanwhile) are no spin. Another
-	 * thread's call ended after this one began: no verdict either way. (Threads
-	 * racing on these plain stores can lose a count or set spin_ns back: that only
-	 * errs towards the thread serving.) */
+	 * it and the next post (when the answer came meanwhile) are no spin, nor are a
+	 * passive target's calls after what the thread served (it clears the count).
+	 * Another thread's call ended after this one began: no verdict either way.
+	 * (Threads racing on these plain stores can lose a count or set spin_ns back,
+	 * which errs towards the thread serving, or lose the thread's clearing, which
+	 * may park it once, until the verdict lapses.) */
 	if ((int64_t)(now - end) < 0)
 		return now;
 	if (now - end < NET_SPIN_GAP_NS) {
@@ -659,7 +672,7 @@ static void idle_sleep_end(struct net_engine *e, bool readable, uint64_t now)
 		else if (e->timer.park_keeps_due &&
 		         (e->timer.park_until == UINT64_MAX || e->timer.park_until <= now))
 			park(e, now);
-		net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
+		net_sched_rearm(e, now);
 	}
 	if (readable)
 		progress_locked(e, now); /* and unlocks */
@@ -964,7 +977,7 @@ static void unpark(struct net_engine *e)
 {
 	atomic_store_explicit(&e->prog.look_ns, 0, memory_order_relaxed);
 	net_timer_park(&e->timer, 0);
-	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
+	net_sched_rearm(e, sefa_now_ns());
 	rx_arm(e);
 }
 
@@ -1003,7 +1016,7 @@ bool net_engine_waiter_end(struct net_engine *e, bool readable)
 	if (atomic_fetch_sub_explicit(&e->prog.sock_waiters, 1, memory_order_relaxed) == 1 &&
 	    !e->prog.rx_armed && ((look = look_at(e)) > now + 2 * NET_BUSY_NS || look < now)) {
 		park_for_waiter_until(e);
-		net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
+		net_sched_rearm(e, now);
 	}
 	if (readable)
 		return progress_locked(e, now) & NET_SERVED_RX;

@@ -22,6 +22,9 @@ void net_sched_init(struct net_sched *s)
 	s->shallow = false;
 	s->defer_until = 0;
 	s->tables_due = UINT64_MAX;
+	s->sent_ns = 0;
+	s->served = s->awaiting = false;
+	s->answer_ns[0] = s->answer_ns[1] = 0;
 }
 
 uint64_t net_sched_due(const struct net_sched *s)
@@ -61,16 +64,70 @@ void net_sched_hurry(struct net_sched *s, uint64_t now)
 		s->defer_until = now;
 }
 
-/* The timer follows every change of the scheduler's deadlines. */
-static void rearm(struct net_engine *e)
+_Thread_local bool net_in_progress_thread;
+
+/*
+ * When the progress thread's timer should ring, as an application thread's call leaves
+ * it (locked): at the scheduler's deadline (`due`), or sooner, ahead of an answer.
+ * A passive target's application answers the data the thread served, and its peer's
+ * answers that: the thread serves each arrival and holds its ack for the answer to
+ * ride on, which takes a timer due before the next tick. Setting one reprograms the
+ * CPU's timer (11-13 us in a virtual machine here; timer.c), and the thread did it on
+ * its way from the write to its application, which watches memory on that CPU and
+ * sees the write only once the thread sleeps: twice a round trip, once a side. So the
+ * application's send sets it instead, after the send has left: NET_ACK_SLACK_NS after
+ * the answer is expected, as soon after the send as the sooner of the last two came
+ * (if the later came within NET_ANSWER_SPREAD_NS of it, and within
+ * NET_ANSWER_MAX_NS). The held ack may leave from NET_ACK_SLACK_NS before that time to
+ * just after it (srd_expiry_lax), so the thread finds the timer set within the ack's
+ * leeway for an answer up to a quarter of NET_ACK_SLACK_NS early or three quarters
+ * late, and leaves it. One earlier, or later by up to NET_ACK_SLACK_NS, finds it set
+ * too soon or too late, and the thread sets it as before; one later still finds it
+ * rung: the thread woke once for nothing (progress_timer_early) and set it for the
+ * deadline. Once the answer came, or its time passed, `due` again.
+ */
+static uint64_t timer_at(const struct net_sched *s, uint64_t due, uint64_t now)
 {
-	net_timer_sync(&e->timer, net_sched_wake_at(&e->sched));
+	uint64_t a = s->answer_ns[0], b = s->answer_ns[1], soon = a < b ? a : b, at;
+
+	if (net_in_progress_thread || !s->awaiting || !soon ||
+	    (a > b ? a : b) > NET_ANSWER_MAX_NS || (a > b ? a - b : b - a) > NET_ANSWER_SPREAD_NS)
+		return due;
+	at = s->sent_ns + soon + NET_ACK_SLACK_NS;
+	return at > now && at < due ? at : due;
+}
+
+void net_sched_answer_served(struct net_sched *s, uint64_t now)
+{
+	s->served = true;
+	if (!s->awaiting || now < s->sent_ns)
+		return;
+	s->awaiting = false;
+	s->answer_ns[1] = s->answer_ns[0];
+	/* Only an answer whose ack waits to ride on ours needs the timer soon (a
+	 * message in pieces is acked at once, and the core's timers are far off). */
+	s->answer_ns[0] =
+	    s->srd_wake_ns != atomic_load_explicit(&s->srd_due_ns, memory_order_relaxed)
+	        ? now - s->sent_ns
+	        : 0;
+}
+
+bool net_sched_rearm(struct net_engine *e, uint64_t now)
+{
+	uint64_t due = net_sched_wake_at(&e->sched), at = timer_at(&e->sched, due, now);
+
+	if (!net_timer_sync(&e->timer, at < due ? at : net_sched_due(&e->sched), at))
+		return false;
+	if (net_in_progress_thread)
+		net_ctr(e)->progress_timer_arms++;
+	return true;
 }
 
 void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const struct srd_msg_desc *d,
                    struct net_srd_tag *tag)
 {
 	struct net_peer *peer = (struct net_peer *)cpeer;
+	uint64_t now;
 
 	if (!peer->srd) {
 		struct srd_addr a = net_srd_addr(&peer->sa);
@@ -96,7 +153,15 @@ void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const str
 	/* Only that peer's own acks will release a send held behind its pipeline. */
 	if (srd_peer_inflight(peer->srd) < NET_TX_DEEP)
 		e->sched.shallow = true;
-	return srd_send(e->srd, peer->srd, d, tag, sefa_now_ns());
+	now = sefa_now_ns();
+	/* An application's first send since the thread served data answers it, and
+	 * awaits an answer in turn (timer_at); the rest of its batch changes nothing. */
+	if (!net_in_progress_thread && (e->sched.served || !e->sched.sent_ns)) {
+		e->sched.served = false;
+		e->sched.awaiting = true;
+		e->sched.sent_ns = now;
+	}
+	return srd_send(e->srd, peer->srd, d, tag, now);
 }
 
 void net_srd_cancel(struct net_engine *e, void *msg)
@@ -146,9 +211,11 @@ void net_engine_defer_tx(struct net_engine *e)
 		return;
 	}
 	if (!atomic_load_explicit(&e->sched.deferred, memory_order_relaxed)) {
-		e->sched.defer_until = sefa_now_ns() + NET_DEFER_NS;
+		uint64_t now = sefa_now_ns();
+
+		e->sched.defer_until = now + NET_DEFER_NS;
 		atomic_store_explicit(&e->sched.deferred, true, memory_order_relaxed);
-		rearm(e);
+		net_sched_rearm(e, now);
 	}
 }
 
@@ -249,7 +316,8 @@ void net_engine_pump(struct net_engine *e)
 		                      memory_order_relaxed);
 		e->sched.srd_wake_ns = srd_expiry_lax(e->srd, NET_ACK_SLACK_NS);
 	}
-	rearm(e);
+	/* The timer follows every change of the scheduler's deadlines. */
+	net_sched_rearm(e, now);
 }
 
 void net_engine_flush_acks(struct net_engine *e)
