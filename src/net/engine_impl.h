@@ -54,8 +54,9 @@
  * would send it (net_sched_wake_at); the application's polls send it on time. */
 #define NET_ACK_SLACK_NS 80000ull
 /* An answer is expected (sched.c, timer_at) when the last two came this close to the
- * same time after the application's sends (a timer set for the sooner is left as it
- * is for an answer up to this much later), and within NET_ANSWER_MAX_NS. */
+ * same time after the application's sends, and within NET_ANSWER_MAX_NS: a timer set
+ * for the sooner is left as it is for an answer up to NET_ACK_SLACK_NS less the core's
+ * ack delay (20 us by default) later. */
 #define NET_ANSWER_SPREAD_NS (NET_ACK_SLACK_NS * 3 / 4)
 #define NET_ANSWER_MAX_NS    1000000ull
 /* A pump sends what it has queued once this many bytes wait and reads the clock again
@@ -237,7 +238,7 @@ struct net_progress {
 	_Atomic uint64_t call_end_ns;
 	_Atomic uint64_t spin_ns;
 	_Atomic uint32_t streak; /* tight gaps in a row, up to NET_SPIN_CALLS; the thread
-	                          * clears it when it serves an arrival */
+	                          * clears it when it serves SRD data */
 	_Atomic int armed_cqs;   /* CQs armed for a channel (the thread reads it unlocked) */
 	/* Threads asleep in ibv_get_cq_event on the socket as well as their channel, and
 	 * when one last woke: while they are, or were lately, the socket is theirs. */
@@ -442,12 +443,13 @@ uint8_t *net_srd_direct(struct net_engine *e, const struct sockaddr_in *from,
 void net_sched_init(struct net_sched *s);
 /* The earliest of the SRD core's timers and the held sends' deadline (locked). */
 uint64_t net_sched_due(const struct net_sched *s);
-/* The progress thread served data (locked): the first since an application thread's
- * send is taken as its answer (when the thread's timer rings: sched.c, timer_at). */
+/* The progress thread served SRD data (locked): the first since an application
+ * thread's send is taken as its answer (when the thread's timer rings: sched.c,
+ * timer_at). */
 void net_sched_answer_served(struct net_sched *s, uint64_t now);
 /* Sets the progress thread's timer for the scheduler's deadlines (locked), or, from
- * an application's call, ahead of an answer (timer_at); whether it set it. */
-bool net_sched_rearm(struct net_engine *e, uint64_t now);
+ * an application's call, ahead of an answer (timer_at). */
+void net_sched_rearm(struct net_engine *e, uint64_t now);
 /* This thread is an engine's progress thread (set by progress.c). */
 extern _Thread_local bool net_in_progress_thread;
 /* What the progress thread's timerfd is armed for: the deadlines, a held ack's later. */

@@ -300,11 +300,14 @@ static void progress_step(struct net_engine *e, bool rx, bool rang, bool reads, 
 	if (serve) {
 		net_timer_park(&e->timer, 0);
 		atomic_store_explicit(&e->prog.look_ns, 0, memory_order_relaxed);
-		if (net_engine_service(e, now) & NET_SERVED_RX) {
+		uint64_t data = net_ctr(e)->srd_data_rx;
+
+		if (net_engine_service(e, now) & NET_SERVED_RX)
 			net_ctr(e)->progress_rx_batches++;
+		/* Data came while the application was not reading (an ack alone is none):
+		 * calls that follow answer it, and are no spin (net_engine_call_begin). */
+		if (net_ctr(e)->srd_data_rx != data) {
 			net_sched_answer_served(&e->sched, now);
-			/* It came while the application was not reading: calls that follow
-			 * answer it, and are no spin (net_engine_call_begin). */
 			atomic_store_explicit(&e->prog.streak, 0, memory_order_relaxed);
 		}
 		rx_arm(e);
@@ -362,8 +365,9 @@ static void rt_guard(struct net_engine *e, uint64_t awake_ns, uint64_t now)
 	e->prog.rt_awake_ns = 0;
 }
 
-/* What woke the thread (locked): drained, and the one-shot socket is unarmed now. */
-static void take_events(struct net_engine *e, const struct epoll_event *evs, int n)
+/* What woke the thread (locked): drained, and the one-shot socket is unarmed now.
+ * Whether its timer rang and nothing else woke it. */
+static bool take_events(struct net_engine *e, const struct epoll_event *evs, int n)
 {
 	uint64_t drain;
 
@@ -384,6 +388,7 @@ static void take_events(struct net_engine *e, const struct epoll_event *evs, int
 			break;
 		}
 	}
+	return n == 1 && evs[0].data.u32 == EV_TIMER;
 }
 
 /*
@@ -510,7 +515,7 @@ static void *progress_main(void *arg)
 	struct net_engine *e = arg;
 	struct epoll_event evs[4];
 	uint64_t run_start = sefa_now_ns(), woke = run_start, tmo_at = UINT64_MAX, awake = 0;
-	bool rx, reads, looked;
+	bool rx, rang, reads, looked;
 
 	net_in_progress_thread = true;
 	if (sefa_config_get()->progress_rt) {
@@ -554,7 +559,7 @@ static void *progress_main(void *arg)
 			sefa_unlock(&e->lock);
 			return NULL;
 		}
-		take_events(e, evs, n);
+		rang = take_events(e, evs, n);
 		/* The look is taken (a park in this round sets the next). */
 		if (looked)
 			atomic_compare_exchange_strong_explicit(
@@ -562,8 +567,7 @@ static void *progress_main(void *arg)
 		if (e->prog.watch.look)
 			watch_step(e);
 		else if (n > 0 || looked)
-			progress_step(e, rx, n == 1 && evs[0].data.u32 == EV_TIMER, reads,
-			              run_start);
+			progress_step(e, rx, rang, reads, run_start);
 		tmo_at = round_end(e);
 	}
 }
@@ -937,10 +941,15 @@ static unsigned progress_locked(struct net_engine *e, uint64_t now)
 
 	/* The application is back: sends held for a batch leave in this round. */
 	net_sched_hurry(&e->sched, now);
+	uint64_t data = net_ctr(e)->srd_data_rx;
+
 	served = net_engine_service(e, now);
 	atomic_store_explicit(&e->prog.app_read_ns, now, memory_order_relaxed);
 	if (served & NET_SERVED_RX)
 		net_ctr(e)->inline_rx_batches++;
+	/* An answer the application read itself ends the wait for it (sched.c). */
+	if (net_ctr(e)->srd_data_rx != data)
+		e->sched.awaiting = false;
 	sefa_unlock(&e->lock);
 	return served;
 }

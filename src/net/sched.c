@@ -78,13 +78,15 @@ _Thread_local bool net_in_progress_thread;
  * application's send sets it instead, after the send has left: NET_ACK_SLACK_NS after
  * the answer is expected, as soon after the send as the sooner of the last two came
  * (if the later came within NET_ANSWER_SPREAD_NS of it, and within
- * NET_ANSWER_MAX_NS). The held ack may leave from NET_ACK_SLACK_NS before that time to
- * just after it (srd_expiry_lax), so the thread finds the timer set within the ack's
- * leeway for an answer up to a quarter of NET_ACK_SLACK_NS early or three quarters
- * late, and leaves it. One earlier, or later by up to NET_ACK_SLACK_NS, finds it set
- * too soon or too late, and the thread sets it as before; one later still finds it
- * rung: the thread woke once for nothing (progress_timer_early) and set it for the
- * deadline. Once the answer came, or its time passed, `due` again.
+ * NET_ANSWER_MAX_NS). The held ack may leave from the core's ack delay (20 us) after
+ * its packet came to NET_ACK_SLACK_NS after that (srd_expiry_lax), so the thread finds
+ * the timer set within the ack's leeway for an answer up to the ack delay early or
+ * NET_ACK_SLACK_NS less the ack delay (60 us) late, and leaves it; the ack then leaves
+ * alone, if the application has not answered, that much sooner than the slack allows.
+ * An answer earlier, or later by up to NET_ACK_SLACK_NS, finds the timer set too soon
+ * or too late, and the thread sets it as before; one later still finds it rung: the
+ * thread woke once for nothing (progress_timer_early) and set it for the deadline.
+ * Once the answer came, or its time passed, `due` again.
  */
 static uint64_t timer_at(const struct net_sched *s, uint64_t due, uint64_t now)
 {
@@ -112,15 +114,13 @@ void net_sched_answer_served(struct net_sched *s, uint64_t now)
 	        : 0;
 }
 
-bool net_sched_rearm(struct net_engine *e, uint64_t now)
+void net_sched_rearm(struct net_engine *e, uint64_t now)
 {
 	uint64_t due = net_sched_wake_at(&e->sched), at = timer_at(&e->sched, due, now);
 
-	if (!net_timer_sync(&e->timer, at < due ? at : net_sched_due(&e->sched), at))
-		return false;
-	if (net_in_progress_thread)
+	if (net_timer_sync(&e->timer, at < due ? at : net_sched_due(&e->sched), at) &&
+	    net_in_progress_thread)
 		net_ctr(e)->progress_timer_arms++;
-	return true;
 }
 
 void *net_srd_send(struct net_engine *e, const struct net_peer *cpeer, const struct srd_msg_desc *d,
