@@ -481,8 +481,9 @@ void net_rx_buffer(struct net_engine *e, const uint8_t *buf, size_t len, size_t 
 
 /* service.c: one round of progress at now (locked): reads the socket, pumps what that
  * answered, runs due SRD timers and held sends. What happened, as NET_SERVED_* bits. */
-#define NET_SERVED_RX 1u /* datagrams arrived */
-#define NET_SERVED_TX 2u /* timers ran or held sends left */
+#define NET_SERVED_RX   1u /* datagrams arrived */
+#define NET_SERVED_TX   2u /* timers ran or held sends left */
+#define NET_SERVED_DATA 4u /* SRD data arrived (not acks alone) */
 unsigned net_engine_service(struct net_engine *e, uint64_t now);
 
 /* progress.c */

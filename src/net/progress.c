@@ -300,13 +300,13 @@ static void progress_step(struct net_engine *e, bool rx, bool rang, bool reads, 
 	if (serve) {
 		net_timer_park(&e->timer, 0);
 		atomic_store_explicit(&e->prog.look_ns, 0, memory_order_relaxed);
-		uint64_t data = net_ctr(e)->srd_data_rx;
+		unsigned served = net_engine_service(e, now);
 
-		if (net_engine_service(e, now) & NET_SERVED_RX)
+		if (served & NET_SERVED_RX)
 			net_ctr(e)->progress_rx_batches++;
 		/* Data came while the application was not reading (an ack alone is none):
 		 * calls that follow answer it, and are no spin (net_engine_call_begin). */
-		if (net_ctr(e)->srd_data_rx != data) {
+		if (served & NET_SERVED_DATA) {
 			net_sched_answer_served(&e->sched, now);
 			atomic_store_explicit(&e->prog.streak, 0, memory_order_relaxed);
 		}
@@ -941,14 +941,12 @@ static unsigned progress_locked(struct net_engine *e, uint64_t now)
 
 	/* The application is back: sends held for a batch leave in this round. */
 	net_sched_hurry(&e->sched, now);
-	uint64_t data = net_ctr(e)->srd_data_rx;
-
 	served = net_engine_service(e, now);
 	atomic_store_explicit(&e->prog.app_read_ns, now, memory_order_relaxed);
 	if (served & NET_SERVED_RX)
 		net_ctr(e)->inline_rx_batches++;
 	/* An answer the application read itself ends the wait for it (sched.c). */
-	if (net_ctr(e)->srd_data_rx != data)
+	if (served & NET_SERVED_DATA)
 		e->sched.awaiting = false;
 	sefa_unlock(&e->lock);
 	return served;
