@@ -8,8 +8,9 @@
 # sides asleep in the kernel: udpfloor --blocking, perftest -e), the cost per message in
 # instructions (callgrind, cost.md), if bench/scale.sh is there, its scale.md, and with
 # Open MPI installed, MPI over softefa beside its tcp transport (bench/mpi.sh, mpi.md),
-# and the wake-up of a thread asleep in a socket read, beside a spinner or not
-# (bench/wakelat.c: what a passive RDMA target's progress thread waits for).
+# the wake-up of a thread asleep in a socket read, beside a spinner or not
+# (bench/wakelat.c: what a passive RDMA target's progress thread waits for), and the
+# authentication tag's cost by size (bench/tagcost.c, in auth.md).
 #   bench/perf.sh [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -344,8 +345,14 @@ fi
 
 # The cost of authentication: the softefa measures with it off and on, side by side.
 echo "perf: authentication off and on" >&2
+# And the tag alone, by size, with each NH kernel's speed (bench/tagcost.c): what the
+# side-by-side costs are made of on this CPU.
+rm -f "$out/tagcost.txt"
+timeout 120 "${pin1[@]}" "$build/bin/tagcost" >"$out/tagcost.txt" ||
+	{ echo "perf: tagcost failed" >&2; rm -f "$out/tagcost.txt"; }
 AB_ENV_A=SOFTEFA_AUTH=0 "$here/ab.sh" "$build" "$build" "${AUTH_ROUNDS:-3}" >"$out/auth.txt" &&
-	/usr/bin/python3 "$here/auth_report.py" "$out/auth.txt" >"$out/auth.md" || rm -f "$out/auth.md"
+	/usr/bin/python3 "$here/auth_report.py" "$out/auth.txt" "$out/tagcost.txt" >"$out/auth.md" ||
+	rm -f "$out/auth.md"
 
 # make bench publishes (PERF_DOCS=docs); a run by hand writes bench/out/perf/report/.
 docs_out=${PERF_DOCS:-$out/report}
