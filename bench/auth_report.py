@@ -35,35 +35,6 @@ def ab_rows(text):
     return rows
 
 
-def tag_section(path):
-    """bench/tagcost.c's figures as markdown lines, or [] when it did not run."""
-    try:
-        text = open(path).read()
-    except OSError:
-        return []
-    kernel = re.search(r"^kernel (\S+)$", text, re.M)
-    tags = re.findall(r"^tag (\d+) (\d+) (\d+)$", text, re.M)
-    nhs = re.findall(r"^nh (\S+) ([\d.]+)$", text, re.M)
-    if not tags:
-        return []
-    w = ["The tag alone (`tagcost`, bench/tagcost.c, pinned to CPU 1): one authenticator "
-         "seals datagrams of each size in batches and another opens them, as a sender's "
-         "and a receiver's engine do; the median batch's time per datagram. Below 192 "
-         "bytes the tag is Poly1305 of the bytes, from there Poly1305 of their NH hash "
-         "(docs/security.md), by the %s kernel on this CPU.\n" % (kernel.group(1) if kernel else "unknown"),
-         "| datagram | seal, ns | open, ns | GB/s, seal |", "|---|---|---|---|"]
-    for size, seal, opn in tags:
-        w.append(f"| {int(size):,} B | {int(seal):,} | {int(opn):,} | "
-                 f"{int(size) / max(int(seal), 1):.2f} |")
-    if nhs:
-        w.append("")
-        w.append("NH alone, each kernel this CPU runs, over a hot 64 KiB buffer in its "
-                 "4 KiB chunks: " + ", ".join(f"{n} {float(v):.1f} GB/s" for n, v in nhs) +
-                 ".")
-    w.append("")
-    return w
-
-
 def main():
     text = open(sys.argv[1]).read()
     cpu = re.search(r"^CPU: (.*)$", text, re.M)
@@ -98,8 +69,6 @@ def main():
     print("|---|---|---|---|---|")
     print("\n".join(rows))
     print()
-    if len(sys.argv) > 2:
-        print("\n".join(tag_section(sys.argv[2])))
 
 
 if __name__ == "__main__":

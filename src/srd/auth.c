@@ -54,7 +54,7 @@
  * docs/security.md "Long datagrams"): what Poly1305 then hashes is a 128th of the
  * bytes (32 for each 4096 of NH's chunk), and 16 more per datagram.
  */
-#define AUTH_SHORT 192u
+#define AUTH_SHORT SRD_AUTH_SHORT
 /* The largest datagram in chunks: 17 hold the largest UDP payload with room. */
 #define NH_CHUNKS 17u
 _Static_assert(NH_CHUNKS *NH_CHUNK >= 65535u + 16u, "NH_CHUNKS: a whole UDP datagram");

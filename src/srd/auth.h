@@ -22,6 +22,10 @@
 #define SRD_AUTH_SECRET_LEN  32u
 #define SRD_AUTH_TRAILER_LEN 32u /* salt u64 | counter u64 | tag 16 */
 #define SRD_AUTH_TAG_LEN     16u
+/* The boundary of the tag's two forms, in bytes tagged (the datagram before its tag:
+ * salt and counter included): below it Poly1305 of the bytes, from it Poly1305 of their
+ * NH hash (auth.c says why). Part of the wire format. */
+#define SRD_AUTH_SHORT 192u
 
 /* How many remote engines keep their derived keys and replay state at once. */
 #define SRD_AUTH_PEERS 512u
