@@ -10,7 +10,7 @@
 # Open MPI installed, MPI over softefa beside its tcp transport (bench/mpi.sh, mpi.md),
 # the wake-up of a thread asleep in a socket read, beside a spinner or not
 # (bench/wakelat.c: what a passive RDMA target's progress thread waits for), and the
-# authentication tag's cost by size (bench/tagcost.c, in auth.md).
+# authentication tag's cost by size (bench/tagcost.c, tagcost.md).
 #   bench/perf.sh [BUILD_DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -632,7 +632,8 @@ def main():
                  f"{rel(r, 'lat8k', 'raw8k')} | {rel(r, 'send8k', 'udp8k')} | "
                  f"{rel(r, 'write1m', 'tcp1m')} | {rel(r, 'read1m', 'tcp1m')} |")
     w.append("")
-    for part in ("auth.md", "tagcost.md", "profile.md", "cost.md", "scale.md", "rings.md", "mpi.md"):
+    for part in ("auth.md", "tagcost.md", "profile.md", "cost.md", "scale.md", "rings.md",
+                 "mpi.md"):
         path = os.path.join(d, part)
         if os.path.exists(path):
             with open(path) as f:

@@ -72,7 +72,7 @@ __attribute__((target("avx2"))) static void nh_avx2(const uint8_t *m, size_t n, 
 	uint64_t r[NH_PASSES * 4];
 	size_t i = 0;
 
-	if (n < 32) { /* a tail (a tag's last 16 bytes): no lanes to fold */
+	if (n < 32) { /* a 16-byte tail: no lanes to fold, nothing to clear */
 		nh_sse2(m, n, k, acc);
 		return;
 	}
