@@ -447,6 +447,9 @@ uint64_t net_sched_due(const struct net_sched *s);
  * thread's send is taken as its answer (when the thread's timer rings: sched.c,
  * timer_at). */
 void net_sched_answer_served(struct net_sched *s, uint64_t now);
+/* The application read SRD data itself (locked): the wait for an answer is over, and
+ * nothing is learnt of its delay. */
+void net_sched_answer_read(struct net_sched *s);
 /* Sets the progress thread's timer for the scheduler's deadlines (locked), or, from
  * an application's call, ahead of an answer (timer_at). */
 void net_sched_rearm(struct net_engine *e, uint64_t now);

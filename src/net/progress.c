@@ -947,7 +947,7 @@ static unsigned progress_locked(struct net_engine *e, uint64_t now)
 		net_ctr(e)->inline_rx_batches++;
 	/* An answer the application read itself ends the wait for it (sched.c). */
 	if (served & NET_SERVED_DATA)
-		e->sched.awaiting = false;
+		net_sched_answer_read(&e->sched);
 	sefa_unlock(&e->lock);
 	return served;
 }

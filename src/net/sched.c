@@ -99,6 +99,11 @@ static uint64_t timer_at(const struct net_sched *s, uint64_t due, uint64_t now)
 	return at > now && at < due ? at : due;
 }
 
+void net_sched_answer_read(struct net_sched *s)
+{
+	s->awaiting = false;
+}
+
 void net_sched_answer_served(struct net_sched *s, uint64_t now)
 {
 	s->served = true;

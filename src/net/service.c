@@ -11,16 +11,15 @@
 unsigned net_engine_service(struct net_engine *e, uint64_t now)
 {
 	unsigned served = 0;
-	uint64_t data = net_ctr(e)->srd_data_rx;
+	uint64_t data = srd_ep_stats(e->srd)->data_rx;
 
 	if (net_rx_read(e, now)) {
 		served |= NET_SERVED_RX;
 		now = e->rx.now; /* read after the lock was taken and the datagrams came */
+		if (srd_ep_stats(e->srd)->data_rx != data)
+			served |= NET_SERVED_DATA;
 		/* Acks for what arrived, and whatever completions let the application send. */
 		net_engine_pump(e);
-		/* (The pump publishes the core's counts.) */
-		if (net_ctr(e)->srd_data_rx != data)
-			served |= NET_SERVED_DATA;
 	} else if (e->tx.n) {
 		net_engine_flush(e);
 	}
