@@ -447,8 +447,10 @@ static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	c->rkey = rx->m->rkey;
 	c->raddr = rx->m->raddr;
 	*tag = &c->tag;
-	if (needs_wqe)
+	if (needs_wqe) {
 		take_wqe(qp, c);
+		sefa_recv_warm_next(qp, c->len);
+	}
 	if (write)
 		return SRD_OK;
 	sefa_sg_begin(&it, c->w.sge, c->w.num_sge, 0, SEFA_SG_END);

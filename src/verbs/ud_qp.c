@@ -148,6 +148,7 @@ static void ud_rx(struct net_ep *ep, const struct net_rx_info *info, const uint8
 		return;
 	}
 	w = sefa_recv_take(qp);
+	sefa_recv_warm_next(qp, len + SEFA_GRH_LEN);
 	status = scatter(qp, w, SEFA_GRH_LEN, payload, len);
 	if (status == EFA_STATUS_LOCAL_BAD_LENGTH)
 		cnt->rx_len_err++;
