@@ -284,6 +284,8 @@ void net_engine_pump(struct net_engine *e)
 	uint64_t now = sefa_now_ns();
 	struct srd_pkt_out out;
 	size_t queued = 0; /* bytes handed out since the last flush */
+	/* Little in flight: the peers may be idle, waiting for this burst (below). */
+	bool eager = srd_ep_inflight(e->srd) < NET_TX_DEEP, run_done = false;
 
 	e->sched.deferred_wrs = 0;
 	e->sched.shallow = false;
@@ -295,8 +297,14 @@ void net_engine_pump(struct net_engine *e)
 		/* A packet's send time is when it leaves: what is queued leaves first, and
 		 * the clock is read again, so the kernel's copying of earlier packets is not
 		 * counted as the fabric's delay (congestion control reads it as such). A
-		 * full batch is flushed here, not by net_tx_open, for the same fresh clock. */
-		if (e->tx.n == NET_TX_BATCH || queued >= NET_TX_FRESH_BYTES) {
+		 * full batch is flushed here, not by net_tx_open, for the same fresh clock.
+		 * So is a run once whole (one GSO send) in a burst that began with little in
+		 * flight: an idle peer starts on it while the next is sealed, rather than
+		 * after a whole batch (an MPI 1 MiB message over libfabric's efa provider
+		 * comes in windows of 32 packets, each the receiver works through from its
+		 * first packet on: 10-15% faster). A steady stream keeps its batches: its
+		 * peer is busy anyway, and reads fewer, larger ones. */
+		if (e->tx.n == NET_TX_BATCH || queued >= NET_TX_FRESH_BYTES || run_done) {
 			net_engine_flush(e);
 			now = sefa_now_ns();
 			queued = 0;
@@ -305,6 +313,7 @@ void net_engine_pump(struct net_engine *e)
 			break;
 		queue_pkt(e, &out, now);
 		queued += out.hdr_len + out.len;
+		run_done = eager && out.run_full && queued >= NET_RUN_BYTES / 2;
 	}
 	if (e->tx.n)
 		net_engine_flush(e);

@@ -479,6 +479,7 @@ int srd_write_pkt(struct srd_ep *ep, uint64_t now, struct srd_pkt_out *out)
 		int got;
 
 		list_del(&p->ready);
+		out->run_full = false;
 		/* Acks first: they free the other side's window. A plain ack that waited for
 		 * data to ride on and is due now still rides, if data leaves now: one
 		 * datagram, not two (an answer posted after the hold, as a passive

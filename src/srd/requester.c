@@ -631,6 +631,9 @@ static void transmit(struct srd_peer *p, struct srd_slot *s, uint64_t now, struc
 	out->offset = s->offset;
 	out->len = s->len;
 	out->msg = s->msg;
+	out->run_full = p->ep->cfg.run_bytes && s->path == p->tx.run_path && s->tx_count == 1 &&
+	                !s->msg->d.burst &&
+	                (p->tx.run_left < s->len + SRD_RUN_PKT_COST || !p->tx.run_pkts);
 }
 
 int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
