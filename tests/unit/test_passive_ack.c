@@ -91,15 +91,19 @@ static void side_open(struct side *s, int fd, int first)
 	me.ep.qpn = s->qp->qp_num;
 	me.rkey = s->mr->rkey;
 	me.addr = (uintptr_t)s->mem;
-	/* The parent speaks first; each then knows the other. */
+	/* The parent speaks first; each then knows the other. The target's AH for the
+	 * parent exists before the parent learns where to write: a write from a peer the
+	 * target holds no AH for is refused (unknown peer), and a target descheduled
+	 * between telling and making it lost round 1 (seen on 2 CPUs beside 2 spinners). */
 	if (first) {
 		xfer(fd, &me, sizeof(me), 1);
 		xfer(fd, &s->peer, sizeof(s->peer), 0);
+		s->ah = ah_to(s->pd, &s->peer.ep.gid);
 	} else {
 		xfer(fd, &s->peer, sizeof(s->peer), 0);
+		s->ah = ah_to(s->pd, &s->peer.ep.gid);
 		xfer(fd, &me, sizeof(me), 1);
 	}
-	s->ah = ah_to(s->pd, &s->peer.ep.gid);
 	REQUIRE(s->ah);
 }
 
