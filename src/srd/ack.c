@@ -166,11 +166,27 @@ static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 	}
 }
 
+/*
+ * Whether refusals wait that this ack could not name (SRD_ACK_MAX_NAK a time; more pile
+ * up while a batch of reads is handled: a stream's receiver out of receives). Then it
+ * acknowledges nothing above cum, and the next, sent at once, names more: a packet
+ * acknowledged above one whose refusal the sender has not heard of is, to the sender,
+ * a hole, and it would take the refused packet for lost. (Above in send order, which
+ * is not PSN order once refused packets are asked again: no PSN bound will do.)
+ */
+static bool naks_unsaid(const struct srd_rx *rx)
+{
+	for (uint32_t i = 0; i < rx->nnaks; i++)
+		if (!rx->naks[i].said)
+			return true;
+	return false;
+}
+
 /* A plain ack's contents; returns whether it must go again at once (a lost ack). */
 static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
-	bool second = rx->ack_twice;
+	bool second = rx->ack_twice, more;
 
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
@@ -197,15 +213,15 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 		a->echo_psn = rx->answer_probe;
 		rx->answer_pending = false;
 	}
-	a->nsack = (uint8_t)build_sacks(p, a->sack);
-	lazy_settle(p, now);
-	rx->ack_urgent = false;
-	rx->unacked = 0;
 	take_naks(rx, a);
+	more = naks_unsaid(rx);
+	a->nsack = more ? 0 : (uint8_t)build_sacks(p, a->sack);
+	lazy_settle(p, now);
+	rx->unacked = 0;
 	/* After a lost ack, the same again at once on another path; an answer still owed
-	 * (a duplicate's report took this ack) goes next. */
-	rx->ack_pending = rx->ack_twice || rx->answer_pending;
-	rx->ack_urgent = rx->answer_pending;
+	 * (a duplicate's report took this ack), or refusals it could not name, go next. */
+	rx->ack_pending = rx->ack_twice || rx->answer_pending || more;
+	rx->ack_urgent = rx->answer_pending || more;
 	rx->ack_twice = false;
 	return second;
 }

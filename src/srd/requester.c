@@ -739,6 +739,8 @@ struct acked_paths {
 	uint64_t once_sent;
 	uint32_t once_path;
 	bool orig_of_lost;
+	/* The first PSN the ack says nothing of: past its last SACK run, or cum. */
+	uint32_t top;
 };
 
 /* Packets of two paths are not told apart by less: what a path's delay may vary by
@@ -794,6 +796,11 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 			bool behind = later && (ap->max_seq[i] - s->path_seq >= DUPTHRESH ||
 			                        ap->max_sent[i] - s->sent_ns > reo);
 
+			/* Beyond what the ack speaks of (its SACK runs are the lowest few), a
+			 * packet is unknown, not missing, though sent before one it acks: a
+			 * packet asked again after an RNR refusal leaves after higher PSNs. */
+			if (!psn_lt(s->psn, ap->top))
+				break;
 			if (!behind && !(steady && passed(p, i, s->sent_ns, ap)))
 				break;
 			if (!later)
@@ -1157,6 +1164,10 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	ap.once_sent = 0;
 	ap.once_path = 0;
 	ap.orig_of_lost = false;
+	ap.top = a->cum;
+	for (unsigned i = 0; i < a->nsack; i++)
+		if (psn_lt(ap.top, a->sack[i].start + a->sack[i].len))
+			ap.top = a->sack[i].start + a->sack[i].len;
 	newly = ack_range(p, a, &ap);
 	/* Our data taken, or a probe answered: the peer tracks this incarnation of us (a
 	 * hello, or an ack from an entry it has not proven, shows nothing of the kind). */

@@ -311,6 +311,82 @@ static void test_rnr_backoff(void)
 	sim_free(s);
 }
 
+/*
+ * More refusals than one ack can name (SRD_ACK_MAX_NAK): 24 sends find no receive and
+ * 24 writes behind them are taken, read while acks wait for a slow way back. An ack
+ * that named 16 refusals and acknowledged writes above the others showed those as
+ * holes below acknowledged packets: the sender took them for lost, resent them as
+ * retransmissions and cut its window, with nothing lost (an ib_send_bw stream's start
+ * on loopback: hundreds of such resends). Refused is not lost: none is resent but as
+ * RNR asks for, and no timer fires.
+ */
+static void test_rnr_burst(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim_link_cfg fast = plain_link(), slow = plain_link();
+	struct sim *s = sim_new(17);
+	const struct srd_stats *tx;
+	uint64_t t;
+
+	/* Small packets and a slow way back: a few acks fill it, and the refusals of what
+	 * is read meanwhile pile up for the next, as behind an engine's batch of reads. */
+	c.mss = 200;
+	slow.rate_bps = 10000000;
+	REQUIRE(s);
+	REQUIRE(sim_add_host(s, &c) == 0 && sim_add_host(s, &c) == 1);
+	REQUIRE(sim_connect(s, sim_host_node(s, 0), sim_host_node(s, 1), &fast, &slow) >= 0);
+	sim_routes_update(s);
+	post(s, SIM_OP_WRITE, 100, SIM_OP_OK); /* the two know each other first */
+	CHECK(run(s));
+	t = sim_now(s);
+	sim_credits_at(s, t, 1, 0);
+	sim_stall_at(s, t, 1, 500 * SIM_NS_PER_US);
+	for (int i = 0; i < 24; i++)
+		post(s, SIM_OP_SEND, 100, SIM_OP_OK);
+	for (int i = 0; i < 24; i++)
+		post(s, SIM_OP_WRITE, 100, SIM_OP_OK);
+	sim_credits_at(s, t + 20 * SIM_NS_PER_MS, 1, -1);
+	CHECK(run(s));
+	check_delivery(s, 0, 49);
+	tx = ep_stats(s, 0);
+	CHECK(ep_stats(s, 1)->rnr_nak_tx >= 24);
+	CHECK_EQ(tx->fast_lost, 0);
+	CHECK_EQ(tx->data_retx, 0);
+	CHECK_EQ(tx->rto_fired, 0);
+	sim_free(s);
+}
+
+/*
+ * A stream whose receiver posts receives in batches (40 every 100 us, as perftest's
+ * ib_send_bw does after each poll) and runs out between them: the refused packets are
+ * asked again after their RNR waits, all due at once and sent after higher PSNs, and
+ * acks name only their lowest SACK runs. A packet above the last run, sent before one
+ * the ack acknowledged, was taken for lost (69 such a run; ib_send_bw on loopback:
+ * hundreds, each resent as a retransmission): an ack says nothing of what is beyond
+ * its runs. Refused is not lost: no loss found, no retransmission, no timeout.
+ */
+static void test_rnr_stream(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain(19, &c);
+	const struct srd_stats *tx;
+
+	for (int k = 0; k < 200; k++)
+		sim_credits_at(s, (uint64_t)k * 100 * SIM_NS_PER_US, 1, 40);
+	for (int i = 0; i < 3000; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 1000, (uint64_t)i * 2000, SIM_OP_OK, 0) !=
+		        UINT32_MAX);
+	sim_credits_at(s, 21 * SIM_NS_PER_MS, 1, -1);
+	CHECK(run(s));
+	check_delivery(s, 0, 3000);
+	tx = ep_stats(s, 0);
+	CHECK(tx->rnr_nak_rx > 1000);
+	CHECK_EQ(tx->fast_lost, 0);
+	CHECK_EQ(tx->data_retx, 0);
+	CHECK_EQ(tx->rto_fired, 0);
+	sim_free(s);
+}
+
 /* A destination the responder refuses: the error reaches the sender once. */
 static void test_bad_dest(void)
 {
@@ -1610,6 +1686,8 @@ int main(void)
 	test_chaos(60000);
 	test_rnr();
 	test_rnr_backoff();
+	test_rnr_burst();
+	test_rnr_stream();
 	test_bad_dest();
 	test_refused_answer_lost();
 	test_peer_death();
