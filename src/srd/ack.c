@@ -142,22 +142,40 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
 	return n;
 }
 
-/* Refusals in turn, SRD_ACK_MAX_NAK per ack; RNR ones are said once, errors stay
- * until the horizon passes them. */
+/*
+ * Refusals, SRD_ACK_MAX_NAK per ack: the unsaid first (news the sender lacks), then,
+ * in the room left, in turn, the error ones already said, which stay until the
+ * horizon passes them (RNR ones are said once). (In turn among them all, a new
+ * refusal waited behind every standing error, an ack without SACK runs each:
+ * dozens for one refusal.)
+ */
 static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 {
-	uint32_t start;
+	uint32_t unsaid = 0, room, start, k;
 
 	if (!rx->nnaks)
 		return;
+	for (uint32_t i = 0; i < rx->nnaks; i++)
+		unsaid += !rx->naks[i].said;
+	room = unsaid < SRD_ACK_MAX_NAK ? SRD_ACK_MAX_NAK - unsaid : 0;
 	start = rx->nak_next % rx->nnaks;
-	while (a->nnak < SRD_ACK_MAX_NAK && a->nnak < rx->nnaks) {
-		struct srd_rx_nak *n = &rx->naks[(start + a->nnak) % rx->nnaks];
+	for (k = 0; k < rx->nnaks && room; k++) {
+		const struct srd_rx_nak *n = &rx->naks[(start + k) % rx->nnaks];
 
-		a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
-		n->said = true;
+		if (n->said) {
+			a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
+			room--;
+		}
 	}
-	rx->nak_next = start + a->nnak;
+	rx->nak_next = start + k;
+	for (uint32_t i = 0; i < rx->nnaks && a->nnak < SRD_ACK_MAX_NAK; i++) {
+		struct srd_rx_nak *n = &rx->naks[i];
+
+		if (!n->said) {
+			a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
+			n->said = true;
+		}
+	}
 	for (uint32_t i = 0; i < rx->nnaks;) {
 		if (rx->naks[i].status == SRD_REMOTE_RNR && rx->naks[i].said)
 			rx->naks[i] = rx->naks[--rx->nnaks];
@@ -191,6 +209,8 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
+	take_naks(rx, a);
+	more = naks_unsaid(rx);
 	/* The echoed packet's wait here: the sender's round trip less it is the fabric's.
 	 * (A duplicate's report below names another packet, and gives no sample.) */
 	a->flags = SRD_ACK_F_HOST;
@@ -203,26 +223,30 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 		a->dup_path = rx->dup_path;
 		a->dup_age = rx->dup_age;
 		rx->dup_pending = false;
-	} else if (rx->answer_pending && !rx->unacked) {
+	} else if (rx->answer_pending && !rx->unacked && !more) {
 		/* All we have, built after the probe came: it names the probe, not a packet,
 		 * and says how long the probe waited here (an answer late for that is a peer
 		 * that was off the CPU, not a lost packet). Data not yet acknowledged gets its
-		 * plain ack first, whose echo is the sender's sample. */
+		 * plain ack first, whose echo is the sender's sample; refusals not yet named
+		 * go first too (an answer without SACK runs would have the sender resend all
+		 * the probe covered). */
 		a->flags = SRD_ACK_F_ANSWER | SRD_ACK_F_HOST;
 		a->host_delay = host_delay(rx->answer_arrived_ns, now);
 		a->echo_psn = rx->answer_probe;
 		rx->answer_pending = false;
 	}
-	take_naks(rx, a);
-	more = naks_unsaid(rx);
 	a->nsack = more ? 0 : (uint8_t)build_sacks(p, a->sack);
-	lazy_settle(p, now);
+	/* A lazy hold ends with the ack that says all: one of a train naming refusals
+	 * does not. */
+	if (!more)
+		lazy_settle(p, now);
 	rx->unacked = 0;
 	/* After a lost ack, the same again at once on another path; an answer still owed
-	 * (a duplicate's report took this ack), or refusals it could not name, go next. */
+	 * (a duplicate's report took this ack), or refusals it could not name, go next. A
+	 * lost ack is said twice once whole: not while refusals remain to be named. */
 	rx->ack_pending = rx->ack_twice || rx->answer_pending || more;
 	rx->ack_urgent = rx->answer_pending || more;
-	rx->ack_twice = false;
+	rx->ack_twice = rx->ack_twice && more;
 	return second;
 }
 

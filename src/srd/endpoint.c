@@ -376,7 +376,7 @@ static int read_data(struct srd_ep *ep, uint64_t now, const struct srd_addr *fro
 			ack.flags = SRD_ACK_F_HOST;
 			ack.host_delay = h->ack_host;
 		}
-		srd_tx_on_ack(p, &ack, now);
+		srd_tx_on_ack(p, &ack, true, now);
 	}
 	srd_rx_on_data(p, h, payload, now);
 	/* Data of the incarnation we track, naming ours: it heard our answer. */
@@ -448,7 +448,7 @@ int srd_read_pkt(struct srd_ep *ep, uint64_t now, uint64_t arrived, const struct
 		if (err)
 			return err;
 		ep->stats.ack_rx++;
-		srd_tx_on_ack(p, &h, now);
+		srd_tx_on_ack(p, &h, false, now);
 	} else if (type == SRD_PKT_PROBE) {
 		struct srd_probe_hdr h;
 

@@ -9,9 +9,9 @@
  * its path were acknowledged, or a quarter RTT after one was, is lost. Across paths
  * only by time: a packet passed by one sent clearly later on another path (by more
  * than its path's estimates let it be slower, passed()), and only on a path that is
- * steady; reordering within that margin is normal and never looks like loss. A
- * retransmission timeout on the oldest packet is the backstop. Retransmissions avoid
- * the path that lost them.
+ * steady; reordering within that margin is normal and never looks like loss. An ack
+ * cut short judges nothing past its last SACK run (ack_top). A retransmission timeout
+ * on the oldest packet is the backstop. Retransmissions avoid the path that lost them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -739,7 +739,7 @@ struct acked_paths {
 	uint64_t once_sent;
 	uint32_t once_path;
 	bool orig_of_lost;
-	/* The first PSN the ack says nothing of: past its last SACK run, or cum. */
+	/* The first PSN the ack may say nothing of (ack_top). */
 	uint32_t top;
 };
 
@@ -770,6 +770,33 @@ static bool passed(const struct srd_peer *p, uint32_t j, uint64_t sent,
 }
 
 /*
+ * The first PSN an ack may say nothing of. A whole ack speaks of every PSN we sent: one
+ * it does not acknowledge, it has not received. One cut short does not: its SACK runs
+ * are the lowest SRD_ACK_MAX_SACK, or it named SRD_ACK_MAX_NAK refusals and may owe
+ * more (a peer before the rule that an ack with refusals unsaid carries no runs), or it
+ * is cum alone riding on data (rides). Past its last run it is silent: a packet there
+ * is unknown, not missing, though sent before one it acknowledges, as a packet asked
+ * again after an RNR refusal leaves after higher PSNs (taken for lost, hundreds were
+ * resent at an ib_send_bw stream's start, none lost). A probe's answer still settles
+ * all it lacks (probe_settle): skipping what lay past its runs there too left packets
+ * of lossy campaign seeds unsent until the peer timeout, each answer cut short again.
+ */
+static uint32_t ack_top(const struct srd_peer *p, const struct srd_ack_hdr *a, bool rides)
+{
+	uint32_t top = a->cum;
+
+	if (!rides && a->nsack < SRD_ACK_MAX_SACK && a->nnak < SRD_ACK_MAX_NAK)
+		return p->tx.next_psn;
+	for (unsigned i = 0; i < a->nsack; i++) {
+		uint32_t end = a->sack[i].start + a->sack[i].len;
+
+		if (a->sack[i].len <= p->ep->cfg.window && psn_lt(top, end))
+			top = end;
+	}
+	return top;
+}
+
+/*
  * Loss detection after an ack: see the file comment. Across paths only on a path
  * steady once this ack's deliveries are counted (srd_path_steady): the loss of the
  * last packet of a run, on a path few runs take (a lossier one), otherwise waits for
@@ -789,20 +816,21 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 		uint64_t reo = (path->rtt.srtt_ns ? path->rtt.srtt_ns : tx->rtt.srtt_ns) / 4;
 		bool steady = srd_path_steady(path);
 
-		while (!list_empty(&path->inflight)) {
-			struct srd_slot *s =
-			    container_of(path->inflight.next, struct srd_slot, pathq);
+		for (struct list_node *l = path->inflight.next, *next; l != &path->inflight;
+		     l = next) {
+			struct srd_slot *s = container_of(l, struct srd_slot, pathq);
 			bool later = ap->on[i] && psn_lt(s->path_seq, ap->max_seq[i]);
 			bool behind = later && (ap->max_seq[i] - s->path_seq >= DUPTHRESH ||
 			                        ap->max_sent[i] - s->sent_ns > reo);
 
-			/* Beyond what the ack speaks of (its SACK runs are the lowest few), a
-			 * packet is unknown, not missing, though sent before one it acks: a
-			 * packet asked again after an RNR refusal leaves after higher PSNs. */
-			if (!psn_lt(s->psn, ap->top))
-				break;
+			next = l->next;
 			if (!behind && !(steady && passed(p, i, s->sent_ns, ap)))
 				break;
+			/* Past what the ack speaks of, a packet is unknown, not missing,
+			 * though sent before one it acknowledges (ack_top); the packets
+			 * after it in send order are still judged. */
+			if (!psn_lt(s->psn, ap->top))
+				continue;
 			if (!later)
 				path->doubt_ns = now;
 			mark_lost(p, s);
@@ -1135,7 +1163,7 @@ static void probe_settle(struct srd_peer *p, bool answered, uint64_t now)
 		tx->probe_out = false;
 }
 
-void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct acked_paths ap;
@@ -1164,10 +1192,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now
 	ap.once_sent = 0;
 	ap.once_path = 0;
 	ap.orig_of_lost = false;
-	ap.top = a->cum;
-	for (unsigned i = 0; i < a->nsack; i++)
-		if (psn_lt(ap.top, a->sack[i].start + a->sack[i].len))
-			ap.top = a->sack[i].start + a->sack[i].len;
+	ap.top = ack_top(p, a, rides);
 	newly = ack_range(p, a, &ap);
 	/* Our data taken, or a probe answered: the peer tracks this incarnation of us (a
 	 * hello, or an ack from an entry it has not proven, shows nothing of the kind). */

@@ -317,7 +317,8 @@ struct srd_pkt_out {
 	uint32_t len;
 	struct srd_msg *msg; /* the message the payload belongs to (for srd_msg_fail) */
 	/* The packet ends its path's run (srd_config.run_bytes): another this size would
-	 * start one elsewhere, so a driver that folds runs into one send may send now. */
+	 * start another run (maybe on the same path), so a driver that folds runs into one
+	 * send may send now. */
 	bool run_full;
 };
 

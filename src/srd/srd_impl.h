@@ -490,7 +490,8 @@ void srd_tx_init(struct srd_peer *p);
 /* The peer's packet ring, made on first use; false when out of memory. */
 bool srd_tx_ring(struct srd_peer *p);
 void srd_tx_free(struct srd_peer *p);
-void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now);
+/* An ack, alone or riding on data (rides: cum alone, which says nothing above it). */
+void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, uint64_t now);
 bool srd_tx_has_work(const struct srd_peer *p, uint64_t now);
 int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 void srd_tx_expiry(struct srd_peer *p, uint64_t now);

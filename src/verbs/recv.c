@@ -65,8 +65,9 @@ struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp)
  * thousands of messages ago: out of every cache. Copying a packet into it then waits
  * on memory line by line (in an MPI 1 MiB stream on Intel Xeon model 207, a quarter of
  * the receiving side's time: the copy and the next load stalled behind its stores).
- * Asking for its lines one message ahead overlaps that wait with the work of this
- * message; the next message is taken to be this one's size (streams are uniform). A
+ * Asking for its lines one message ahead overlaps that wait with the rest of this
+ * message's work; the next message is taken to be this one's size (streams are
+ * uniform), and only the first SGE is asked for (a client's receives have one). A
  * prefetch never faults, so an address not yet checked against its region is harmless.
  */
 void sefa_recv_warm_next(const struct sefa_qp *qp, uint32_t len)

@@ -524,8 +524,8 @@ void sefa_qp_view(struct net_ep *ep, struct net_table_qp *row);
 /* recv.c (locked): the oldest posted receive, taken off the ring; the ring must not be
  * empty. It stays valid until the next post. */
 struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp);
-/* recv.c (locked): starts the fetch of the next receive's first len bytes into the
- * cache, for the message after one of len bytes. */
+/* recv.c (locked): starts the fetch of the first len bytes of the next receive's first
+ * SGE into the cache, for the message after one of len bytes. */
 void sefa_recv_warm_next(const struct sefa_qp *qp, uint32_t len);
 
 /* wr_ex.c */

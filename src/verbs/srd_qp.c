@@ -449,7 +449,9 @@ static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	*tag = &c->tag;
 	if (needs_wqe) {
 		take_wqe(qp, c);
-		sefa_recv_warm_next(qp, c->len);
+		/* (A write-with-immediate's bytes go to its target, not to a receive.) */
+		if (rx->m->op == SRD_MSG_SEND)
+			sefa_recv_warm_next(qp, c->len);
 	}
 	if (write)
 		return SRD_OK;

@@ -102,6 +102,7 @@ static void side_open(struct side *s, int fd, int first)
 	} else {
 		xfer(fd, &s->peer, sizeof(s->peer), 0);
 		s->ah = ah_to(s->pd, &s->peer.ep.gid);
+		REQUIRE(s->ah);
 		xfer(fd, &me, sizeof(me), 1);
 	}
 	REQUIRE(s->ah);
