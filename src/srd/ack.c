@@ -147,7 +147,7 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
  * in the room left, in turn, the error ones already said, which stay until the
  * horizon passes them (RNR ones are said once). (In turn among them all, a new
  * refusal waited behind every standing error, an ack without SACK runs each:
- * dozens for one refusal.)
+ * dozens for one refusal.) The unsaid go in the order they were refused.
  */
 static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 {
@@ -176,12 +176,14 @@ static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 			n->said = true;
 		}
 	}
-	for (uint32_t i = 0; i < rx->nnaks;) {
-		if (rx->naks[i].status == SRD_REMOTE_RNR && rx->naks[i].said)
-			rx->naks[i] = rx->naks[--rx->nnaks];
-		else
-			i++;
-	}
+	/* RNR ones are done once said. What stays keeps its order, the order packets were
+	 * refused in: the sender asks again in the order it hears (a swap with the last
+	 * entry scrambled it, and re-asks left out of PSN order). */
+	k = 0;
+	for (uint32_t i = 0; i < rx->nnaks; i++)
+		if (rx->naks[i].status != SRD_REMOTE_RNR || !rx->naks[i].said)
+			rx->naks[k++] = rx->naks[i];
+	rx->nnaks = k;
 }
 
 /*

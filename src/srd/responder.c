@@ -106,7 +106,7 @@ void srd_rx_free(struct srd_peer *p)
 static void advance_to(struct srd_peer *p, uint32_t psn)
 {
 	struct srd_rx *rx = &p->rx;
-	uint32_t w = win(p);
+	uint32_t w = win(p), kept = 0;
 
 	/* What the sender gave up on never came: no path to report for a late copy. */
 	if (psn - rx->cum >= w) {
@@ -123,13 +123,12 @@ static void advance_to(struct srd_peer *p, uint32_t psn)
 	rx->cum = psn;
 	if (psn_lt(rx->top, psn))
 		rx->top = psn;
-	/* Errors below the horizon have been heard (or no longer matter). */
-	for (uint32_t i = 0; i < rx->nnaks;) {
-		if (psn_lt(rx->naks[i].psn, psn))
-			rx->naks[i] = rx->naks[--rx->nnaks];
-		else
-			i++;
-	}
+	/* Errors below the horizon have been heard (or no longer matter). The rest keep
+	 * the order they were refused in (ack.c, take_naks). */
+	for (uint32_t i = 0; i < rx->nnaks; i++)
+		if (!psn_lt(rx->naks[i].psn, psn))
+			rx->naks[kept++] = rx->naks[i];
+	rx->nnaks = kept;
 }
 
 static void slide(struct srd_peer *p)
