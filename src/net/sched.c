@@ -304,9 +304,9 @@ void net_engine_pump(struct net_engine *e)
 		 * comes in windows of 32 packets, each the receiver works through from its
 		 * first packet on: 500-539 against 540-592 us a message, Intel Xeon model
 		 * 207). A steady stream keeps its batches: its peer is busy anyway, and reads
-		 * fewer, larger ones. Only a run of half NET_RUN_BYTES or more counts: a
-		 * shorter one is a message's tail or small packets, which gain nothing from
-		 * leaving before the batch. */
+		 * fewer, larger ones. Only once half NET_RUN_BYTES or more were queued since
+		 * the last flush: less is a message's tail or small packets, which gain
+		 * nothing from leaving before the batch. */
 		if (e->tx.n == NET_TX_BATCH || queued >= NET_TX_FRESH_BYTES || run_done) {
 			net_engine_flush(e);
 			now = sefa_now_ns();

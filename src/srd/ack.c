@@ -9,7 +9,9 @@
  * ack_lazy_ns for a one-way sender seen not to wait for it (lazy holds); holes,
  * duplicates, refusals and every second packet (a lazy hold's ack_lazy_pkts-th) make
  * it urgent. RNR refusals are said once (the sender's timer covers their loss); error
- * refusals are repeated, in turn, in every ack until the sender's horizon passes them.
+ * refusals are repeated, in turn, in the room new ones leave in each ack, until the
+ * sender's horizon passes them. While refusals wait unsaid, acks carry no SACK runs
+ * (a train, until all are named).
  */
 #include <string.h>
 
@@ -143,11 +145,11 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
 }
 
 /*
- * Refusals, SRD_ACK_MAX_NAK per ack: the unsaid first (news the sender lacks), then,
- * in the room left, in turn, the error ones already said, which stay until the
- * horizon passes them (RNR ones are said once). (In turn among them all, a new
- * refusal waited behind every standing error, an ack without SACK runs each:
- * dozens for one refusal.) The unsaid go in the order they were refused.
+ * Refusals, SRD_ACK_MAX_NAK per ack: the unsaid take priority (news the sender lacks),
+ * in the order they were refused; the room left goes, in turn, to the error ones
+ * already said, which stay until the horizon passes them (RNR ones are said once).
+ * (In turn among them all, a new refusal waited behind every standing error, an ack
+ * without SACK runs each: dozens for one refusal.)
  */
 static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 {
@@ -206,18 +208,21 @@ static bool naks_unsaid(const struct srd_rx *rx)
 static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
-	bool second = rx->ack_twice, more;
+	bool second, more;
 
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
 	take_naks(rx, a);
 	more = naks_unsaid(rx);
+	/* A lost ack is said twice once whole: the acks of a train naming refusals go in
+	 * order on the usual path, and the whole one is the first copy, on another. */
+	second = rx->ack_twice && !more;
 	/* The echoed packet's wait here: the sender's round trip less it is the fabric's.
 	 * (A duplicate's report below names another packet, and gives no sample.) */
 	a->flags = SRD_ACK_F_HOST;
 	a->host_delay = host_delay(rx->echo_arrived_ns, now);
-	if (rx->dup_pending && !second) {
+	if (rx->dup_pending && !rx->ack_twice) {
 		/* The second copy says it, on the proven path; the first is a plain ack. */
 		a->flags = SRD_ACK_F_DUP;
 		a->host_delay = 0;
@@ -239,13 +244,12 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 	}
 	a->nsack = more ? 0 : (uint8_t)build_sacks(p, a->sack);
 	/* A lazy hold ends with the ack that says all: one of a train naming refusals
-	 * does not. */
+	 * does not (nor does it count as one of the hold's eager tries). */
 	if (!more)
 		lazy_settle(p, now);
 	rx->unacked = 0;
 	/* After a lost ack, the same again at once on another path; an answer still owed
-	 * (a duplicate's report took this ack), or refusals it could not name, go next. A
-	 * lost ack is said twice once whole: not while refusals remain to be named. */
+	 * (a duplicate's report took this ack), or refusals it could not name, go next. */
 	rx->ack_pending = rx->ack_twice || rx->answer_pending || more;
 	rx->ack_urgent = rx->answer_pending || more;
 	rx->ack_twice = rx->ack_twice && more;

@@ -773,8 +773,9 @@ static bool passed(const struct srd_peer *p, uint32_t j, uint64_t sent,
  * The first PSN an ack may say nothing of. A whole ack speaks of every PSN we sent: one
  * it does not acknowledge, it has not received. One cut short does not: its SACK runs
  * are the lowest SRD_ACK_MAX_SACK, or it named SRD_ACK_MAX_NAK refusals and may owe
- * more (a peer before the rule that an ack with refusals unsaid carries no runs), or it
- * is cum alone riding on data (rides). Past its last run it is silent: a packet there
+ * more (a train naming them carries no runs, but standing errors fill an ack too, and
+ * a peer before that rule sent runs with it), or it is cum alone riding on data
+ * (rides). Past its last run it is silent: a packet there
  * is unknown, not missing, though sent before one it acknowledges, as a packet asked
  * again after an RNR refusal leaves after higher PSNs (taken for lost, hundreds were
  * resent at an ib_send_bw stream's start, none lost). A probe's answer still settles
@@ -1181,7 +1182,10 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 	srd_tx_learn_epoch(p, a->src_epoch);
 	/* An answer's echo names a probe, not a packet: no sample, no lateness from it. */
 	answer = a->flags & SRD_ACK_F_ANSWER;
-	rtt = answer ? (struct rtt_split){0, 0} : echo_sample(p, a, now);
+	/* Nor does an ack of a train naming refusals give one: each echoes the same packet
+	 * (ack.c, build_ack), and the train's last, whole, gives it once. */
+	rtt = answer || (!a->nsack && a->nnak == SRD_ACK_MAX_NAK) ? (struct rtt_split){0, 0}
+	                                                         : echo_sample(p, a, now);
 	proven = dup_proves(p, a, &first_sent);
 	late = proven   ? late_by_report(a, first_sent, now)
 	       : answer ? probe_late(p, a, now)

@@ -317,7 +317,7 @@ struct srd_rx {
 	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
 	struct srd_rx_nak *naks; /* RNR (said once) and errors (until the horizon passes) */
 	uint32_t nnaks, naks_cap;
-	uint32_t nak_next; /* acks carry SRD_ACK_MAX_NAK of them in turn from here */
+	uint32_t nak_next; /* standing errors are named in turn from here (take_naks) */
 	struct srd_rxmsg *msgs[SRD_RXMSG_HASH];
 	struct list_node msg_list;
 };
