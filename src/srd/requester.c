@@ -1184,8 +1184,10 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 	answer = a->flags & SRD_ACK_F_ANSWER;
 	/* Nor does an ack of a train naming refusals give one: each echoes the same packet
 	 * (ack.c, build_ack), and the train's last, whole, gives it once. */
-	rtt = answer || (!a->nsack && a->nnak == SRD_ACK_MAX_NAK) ? (struct rtt_split){0, 0}
-	                                                         : echo_sample(p, a, now);
+	if (answer || (!a->nsack && a->nnak == SRD_ACK_MAX_NAK))
+		rtt = (struct rtt_split){0, 0};
+	else
+		rtt = echo_sample(p, a, now);
 	proven = dup_proves(p, a, &first_sent);
 	late = proven   ? late_by_report(a, first_sent, now)
 	       : answer ? probe_late(p, a, now)
