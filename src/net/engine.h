@@ -235,9 +235,13 @@ bool net_engine_try_progress(struct net_engine *e, uint64_t now);
  * interval grows. Judged an idle poller on a shared CPU (from its CPU time), with
  * nothing completed on the engine for about 3 ms awake, it sleeps until something
  * arrives or completes (at most SOFTEFA_IDLE_SLEEP_US at a time): such a poll may take
- * that long to return empty.
+ * that long to return empty. True when an empty poll's yield let other threads run:
+ * the caller then looks once more before it returns empty, so that what came while
+ * they ran (often the answer the yield made room for) is this call's, not the next's,
+ * which comes after the application's own yield (Open MPI yields after every empty
+ * progress on a shared CPU).
  */
-void net_poll_result(struct net_engine *e, bool found, uint64_t now);
+bool net_poll_result(struct net_engine *e, bool found, uint64_t now);
 /* A completion was added or a completion counter moved (locked): threads asleep in
  * an idle poll wake. */
 void net_engine_poll_wake(struct net_engine *e);

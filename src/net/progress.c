@@ -876,11 +876,11 @@ static void idle_note(struct net_engine *e, struct idle_poll *p, bool found, uin
 	p->may_sleep = p->idle_windows >= 2;
 }
 
-void net_poll_result(struct net_engine *e, bool found, uint64_t now)
+bool net_poll_result(struct net_engine *e, bool found, uint64_t now)
 {
 	static _Thread_local struct idle_poll p = {.after = NET_YIELD_AFTER_NS};
 	uint64_t end = sefa_now_ns(), before, back;
-	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS, relearn = false;
+	bool gap = p.last && now - p.last > NET_YIELD_GAP_NS, relearn = false, ran;
 
 	net_engine_call_end(e, end);
 	poll_time(&p, end - now, !found);
@@ -888,13 +888,13 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	idle_note(e, &p, found, now);
 	if (found) {
 		p.empty_since = 0;
-		return;
+		return false;
 	}
 	/* Every 8th turn it yields instead: one that returns at once suggests the CPU is
 	 * its own now, and it stops sleeping (wrongly, now and then, beside a thread that
 	 * ran ahead of its share, below: two windows later it sleeps again). */
 	if (p.may_sleep && !(relearn = ++p.sleeps % NET_SLEEP_RELEARN == 0) && idle_turn(e, &p))
-		return;
+		return false;
 	/* Polls far apart (work between them) are not one busy wait: count afresh. A gap
 	 * may also be the scheduler running others: the interval goes back to its start
 	 * (a poller whose interval had grown to 1 ms, its count reset by every
@@ -904,10 +904,10 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 		p.empty_since = now;
 		if (gap && p.after > NET_YIELD_AFTER_NS)
 			p.after = NET_YIELD_AFTER_NS;
-		return;
+		return false;
 	}
 	if (!relearn && now - p.empty_since < p.after)
-		return;
+		return false;
 	/* Shared, a yield turns the scheduler's slices (milliseconds) into a few
 	 * microseconds (the peer's answer may be what waits for this CPU); alone on the
 	 * CPU it returns at once, and the interval doubles so that a lone poller pays a
@@ -915,7 +915,8 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	before = sefa_now_ns();
 	sched_yield();
 	back = sefa_now_ns();
-	if (back - before >= NET_YIELD_RAN_NS) {
+	ran = back - before >= NET_YIELD_RAN_NS;
+	if (ran) {
 		p.after = NET_YIELD_SHARED_NS;
 	} else {
 		p.after = p.after * 2 > NET_YIELD_MAX_NS ? NET_YIELD_MAX_NS : p.after * 2;
@@ -932,6 +933,7 @@ void net_poll_result(struct net_engine *e, bool found, uint64_t now)
 	}
 	p.empty_since = p.last = back;
 	net_engine_call_end(e, back);
+	return ran;
 }
 
 /* net_engine_progress's round, the lock held. */

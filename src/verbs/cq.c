@@ -168,23 +168,26 @@ static bool cq_rx_inline(struct sefa_cq *cq, uint64_t now)
 int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct sefa_cq *cq = to_scq(ibcq);
+	unsigned again = 0;
 	uint64_t now;
 	bool stale;
 	int got;
 
 	if (num_entries <= 0)
 		return 0;
-	stale = net_engine_note_poll(cq->ctx->sh->eng, &now);
-	got = cq_pop_wc(cq, num_entries, wc);
-	/* A CQ that always has entries (send completions) must not starve receiving;
-	 * but while another thread serves the sockets, nothing starves: return what we
-	 * have rather than queue behind it (a woken waiter would, behind the thread
-	 * that woke it). */
-	if (got && stale)
-		net_engine_try_progress(cq->ctx->sh->eng, now);
-	if (!got && cq_rx_inline(cq, now))
+	do {
+		stale = net_engine_note_poll(cq->ctx->sh->eng, &now);
 		got = cq_pop_wc(cq, num_entries, wc);
-	net_poll_result(cq->ctx->sh->eng, got > 0, now);
+		/* A CQ that always has entries (send completions) must not starve
+		 * receiving; but while another thread serves the sockets, nothing starves:
+		 * return what we have rather than queue behind it (a woken waiter would,
+		 * behind the thread that woke it). */
+		if (got && stale)
+			net_engine_try_progress(cq->ctx->sh->eng, now);
+		if (!got && cq_rx_inline(cq, now))
+			got = cq_pop_wc(cq, num_entries, wc);
+		/* An empty poll that gave the CPU to others looks once more (engine.h). */
+	} while (net_poll_result(cq->ctx->sh->eng, got > 0, now) && !again++);
 	return got;
 }
 
@@ -215,16 +218,18 @@ int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	struct sefa_cq *cq = to_scq_ex(ibcq);
+	unsigned again = 0;
 	uint64_t now;
 	bool got;
 
 	if (attr && attr->comp_mask)
 		return sefa_refuse(EINVAL, "ibv_start_poll", "comp_mask must be 0: 0x%x",
 		                   attr->comp_mask);
-	if (net_engine_note_poll(cq->ctx->sh->eng, &now))
-		cq_rx_inline(cq, now);
-	got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
-	net_poll_result(cq->ctx->sh->eng, got, now);
+	do {
+		if (net_engine_note_poll(cq->ctx->sh->eng, &now))
+			cq_rx_inline(cq, now);
+		got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
+	} while (net_poll_result(cq->ctx->sh->eng, got, now) && !again++);
 	return got ? 0 : ENOENT;
 }
 
