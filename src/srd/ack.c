@@ -149,59 +149,60 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
  * in the order they were refused; the room left goes, in turn, to the error ones
  * already said, which stay until the horizon passes them (RNR ones are said once).
  * (In turn among them all, a new refusal waited behind every standing error, an ack
- * without SACK runs each: dozens for one refusal.)
+ * without SACK runs each: dozens for one refusal.) Returns whether refusals remain
+ * that this ack could not name: then it acknowledges nothing above cum, and the next,
+ * sent at once, names more. A packet acknowledged above one whose refusal the sender
+ * has not heard of is, to the sender, a hole, and it would take the refused packet for
+ * lost. (Above in send order, which is not PSN order once refused packets are asked
+ * again: no PSN bound will do.)
  */
-static void take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
+static bool take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 {
-	uint32_t unsaid = 0, room, start, k;
+	struct srd_rx_nak named[SRD_ACK_MAX_NAK];
+	uint32_t unsaid = 0, room, nnamed = 0, k = 0;
+	bool more = false;
 
 	if (!rx->nnaks)
-		return;
+		return false;
 	for (uint32_t i = 0; i < rx->nnaks; i++)
 		unsaid += !rx->naks[i].said;
 	room = unsaid < SRD_ACK_MAX_NAK ? SRD_ACK_MAX_NAK - unsaid : 0;
-	start = rx->nak_next % rx->nnaks;
-	for (k = 0; k < rx->nnaks && room; k++) {
-		const struct srd_rx_nak *n = &rx->naks[(start + k) % rx->nnaks];
-
-		if (n->said) {
-			a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
-			room--;
-		}
-	}
-	rx->nak_next = start + k;
-	for (uint32_t i = 0; i < rx->nnaks && a->nnak < SRD_ACK_MAX_NAK; i++) {
+	/* Standing errors from the head: the list keeps them in the order they were last
+	 * named, so the head is the one named longest ago. */
+	for (uint32_t i = 0; i < rx->nnaks && nnamed < room; i++)
+		if (rx->naks[i].said)
+			named[nnamed++] = rx->naks[i];
+	for (uint32_t i = 0; i < nnamed; i++)
+		a->nak[a->nnak++] = (struct srd_nak){named[i].psn, named[i].status};
+	for (uint32_t i = 0; i < rx->nnaks; i++) {
 		struct srd_rx_nak *n = &rx->naks[i];
 
-		if (!n->said) {
+		if (!n->said && a->nnak < SRD_ACK_MAX_NAK) {
 			a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
 			n->said = true;
+		} else if (!n->said) {
+			more = true;
 		}
 	}
-	/* RNR ones are done once said. What stays keeps its order, the order packets were
-	 * refused in: the sender asks again in the order it hears (a swap with the last
-	 * entry scrambled it, and re-asks left out of PSN order). */
-	k = 0;
-	for (uint32_t i = 0; i < rx->nnaks; i++)
-		if (rx->naks[i].status != SRD_REMOTE_RNR || !rx->naks[i].said)
-			rx->naks[k++] = rx->naks[i];
-	rx->nnaks = k;
-}
+	/* RNR ones are done once said; the standing errors named now go to the tail. The
+	 * rest keep their order, the unsaid the order packets were refused in: the sender
+	 * asks again in the order it hears (a swap with the last entry scrambled it, and
+	 * re-asks left out of PSN order). */
+	for (uint32_t i = 0, m = 0; i < rx->nnaks; i++) {
+		const struct srd_rx_nak *n = &rx->naks[i];
 
-/*
- * Whether refusals wait that this ack could not name (SRD_ACK_MAX_NAK a time; more pile
- * up while a batch of reads is handled: a stream's receiver out of receives). Then it
- * acknowledges nothing above cum, and the next, sent at once, names more: a packet
- * acknowledged above one whose refusal the sender has not heard of is, to the sender,
- * a hole, and it would take the refused packet for lost. (Above in send order, which
- * is not PSN order once refused packets are asked again: no PSN bound will do.)
- */
-static bool naks_unsaid(const struct srd_rx *rx)
-{
-	for (uint32_t i = 0; i < rx->nnaks; i++)
-		if (!rx->naks[i].said)
-			return true;
-	return false;
+		if (m < nnamed && n->psn == named[m].psn && n->said) {
+			m++;
+			continue;
+		}
+		if (n->status != SRD_REMOTE_RNR || !n->said)
+			rx->naks[k++] = *n;
+	}
+	for (uint32_t i = 0; i < nnamed; i++)
+		if (named[i].status != SRD_REMOTE_RNR)
+			rx->naks[k++] = named[i];
+	rx->nnaks = k;
+	return more;
 }
 
 /* A plain ack's contents; returns whether it must go again at once (a lost ack). */
@@ -213,8 +214,7 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 	a->dst_epoch = rx->peer_epoch;
 	a->cum = rx->cum;
 	a->echo_psn = rx->echo_psn;
-	take_naks(rx, a);
-	more = naks_unsaid(rx);
+	more = take_naks(rx, a);
 	/* A lost ack is said twice once whole: the acks of a train naming refusals go in
 	 * order on the usual path, and the whole one is the first copy, on another. */
 	second = rx->ack_twice && !more;

@@ -313,11 +313,10 @@ struct srd_rx {
 	bool avoid_next; /* the next ack avoids avoid_path (an answer or ack looked lost) */
 	uint32_t avoid_path;
 	uint32_t dup_psn;
-	uint32_t horizon;        /* the sender's, newest seen */
-	uint64_t last_rx_ns;     /* the sender's last data packet: silence means it is gone */
-	struct srd_rx_nak *naks; /* RNR (said once) and errors (until the horizon passes) */
-	uint32_t nnaks, naks_cap;
-	uint32_t nak_next; /* standing errors are named in turn from here (take_naks) */
+	uint32_t horizon;         /* the sender's, newest seen */
+	uint64_t last_rx_ns;      /* the sender's last data packet: silence means it is gone */
+	struct srd_rx_nak *naks;  /* RNR (said once) and errors (until the horizon passes) */
+	uint32_t nnaks, naks_cap; /* said errors in the order last named (take_naks) */
 	struct srd_rxmsg *msgs[SRD_RXMSG_HASH];
 	struct list_node msg_list;
 };
