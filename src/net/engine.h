@@ -208,11 +208,11 @@ void net_engine_flush_acks(struct net_engine *e);
 
 /*
  * An application poll begins (a call, as net_engine_call_begin; its net_poll_result
- * ends it). Returns true when the caller should make progress itself: no poll has
- * read the socket lately, an SRD timer is due or sends are held. *now: the clock
- * reading it made.
+ * ends it), or, again, the same call's second look (net_poll_result). Returns true
+ * when the caller should make progress itself: no poll has read the socket lately, an
+ * SRD timer is due or sends are held. *now: the clock reading it made.
  */
-bool net_engine_note_poll(struct net_engine *e, uint64_t *now);
+bool net_engine_note_poll(struct net_engine *e, bool again, uint64_t *now);
 /*
  * Reads the sockets and runs due timers from the caller's thread (takes the lock);
  * now is the note_poll reading. True when anything happened that may have completed
@@ -235,13 +235,13 @@ bool net_engine_try_progress(struct net_engine *e, uint64_t now);
  * interval grows. Judged an idle poller on a shared CPU (from its CPU time), with
  * nothing completed on the engine for about 3 ms awake, it sleeps until something
  * arrives or completes (at most SOFTEFA_IDLE_SLEEP_US at a time): such a poll may take
- * that long to return empty. True when an empty poll's yield let other threads run:
- * the caller then looks once more before it returns empty, so that what came while
- * they ran (often the answer the yield made room for) is this call's, not the next's,
- * which comes after the application's own yield (Open MPI yields after every empty
- * progress on a shared CPU).
+ * that long to return empty. True when an empty poll's yield let other threads run,
+ * or it slept: the caller then looks once more (again: neither yields nor sleeps)
+ * before it returns empty, so that what came meanwhile (often the answer the yield
+ * made room for) is this call's, not the next's, which comes after the application's
+ * own yield (Open MPI yields after every empty progress on a shared CPU).
  */
-bool net_poll_result(struct net_engine *e, bool found, uint64_t now);
+bool net_poll_result(struct net_engine *e, bool found, bool again, uint64_t now);
 /* A completion was added or a completion counter moved (locked): threads asleep in
  * an idle poll wake. */
 void net_engine_poll_wake(struct net_engine *e);

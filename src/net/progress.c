@@ -625,9 +625,10 @@ void net_engine_post_end(struct net_engine *e)
 		net_engine_progress(e, now);
 }
 
-bool net_engine_note_poll(struct net_engine *e, uint64_t *nowp)
+bool net_engine_note_poll(struct net_engine *e, bool again, uint64_t *nowp)
 {
-	uint64_t now = net_engine_call_begin(e);
+	/* A call's second look is no call of its own: no verdict on the gap before it. */
+	uint64_t now = again ? sefa_now_ns() : net_engine_call_begin(e);
 
 	*nowp = now;
 	atomic_store_explicit(&e->prog.last_poll_ns, now, memory_order_relaxed);
@@ -876,7 +877,7 @@ static void idle_note(struct net_engine *e, struct idle_poll *p, bool found, uin
 	p->may_sleep = p->idle_windows >= 2;
 }
 
-bool net_poll_result(struct net_engine *e, bool found, uint64_t now)
+bool net_poll_result(struct net_engine *e, bool found, bool again, uint64_t now)
 {
 	static _Thread_local struct idle_poll p = {.after = NET_YIELD_AFTER_NS};
 	uint64_t end = sefa_now_ns(), before, back;
@@ -890,11 +891,14 @@ bool net_poll_result(struct net_engine *e, bool found, uint64_t now)
 		p.empty_since = 0;
 		return false;
 	}
+	if (again)
+		return false; /* the second look neither yields nor sleeps */
 	/* Every 8th turn it yields instead: one that returns at once suggests the CPU is
 	 * its own now, and it stops sleeping (wrongly, now and then, beside a thread that
-	 * ran ahead of its share, below: two windows later it sleeps again). */
+	 * ran ahead of its share, below: two windows later it sleeps again). After a
+	 * sleep the caller looks again: what woke it was read meanwhile. */
 	if (p.may_sleep && !(relearn = ++p.sleeps % NET_SLEEP_RELEARN == 0) && idle_turn(e, &p))
-		return false;
+		return true;
 	/* Polls far apart (work between them) are not one busy wait: count afresh. A gap
 	 * may also be the scheduler running others: the interval goes back to its start
 	 * (a poller whose interval had grown to 1 ms, its count reset by every

@@ -156,10 +156,14 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
  * lost. (Above in send order, which is not PSN order once refused packets are asked
  * again: no PSN bound will do.)
  */
+/* Marks a list entry this ack named, to leave its place (no status is 0xff). */
+#define NAK_NAMED 0xffu
+
 static bool take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 {
-	struct srd_rx_nak named[SRD_ACK_MAX_NAK];
-	uint32_t unsaid = 0, room, nnamed = 0, k = 0;
+	struct srd_rx_nak moved[SRD_ACK_MAX_NAK];
+	uint32_t idx[SRD_ACK_MAX_NAK]; /* the list's indices of what this ack names */
+	uint32_t unsaid = 0, room, n = 0, nmoved = 0, k = 0;
 	bool more = false;
 
 	if (!rx->nnaks)
@@ -169,39 +173,34 @@ static bool take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 	room = unsaid < SRD_ACK_MAX_NAK ? SRD_ACK_MAX_NAK - unsaid : 0;
 	/* Standing errors from the head: the list keeps them in the order they were last
 	 * named, so the head is the one named longest ago. */
-	for (uint32_t i = 0; i < rx->nnaks && nnamed < room; i++)
+	for (uint32_t i = 0; i < rx->nnaks && n < room; i++)
 		if (rx->naks[i].said)
-			named[nnamed++] = rx->naks[i];
-	for (uint32_t i = 0; i < nnamed; i++)
-		a->nak[a->nnak++] = (struct srd_nak){named[i].psn, named[i].status};
-	for (uint32_t i = 0; i < rx->nnaks; i++) {
-		struct srd_rx_nak *n = &rx->naks[i];
-
-		if (!n->said && a->nnak < SRD_ACK_MAX_NAK) {
-			a->nak[a->nnak++] = (struct srd_nak){n->psn, n->status};
-			n->said = true;
-		} else if (!n->said) {
-			more = true;
-		}
-	}
-	/* RNR ones are done once said; the standing errors named now go to the tail. The
-	 * rest keep their order, the unsaid the order packets were refused in: the sender
-	 * asks again in the order it hears (a swap with the last entry scrambled it, and
-	 * re-asks left out of PSN order). */
-	for (uint32_t i = 0, m = 0; i < rx->nnaks; i++) {
-		const struct srd_rx_nak *n = &rx->naks[i];
-
-		if (m < nnamed && n->psn == named[m].psn && n->said) {
-			m++;
+			idx[n++] = i;
+	for (uint32_t i = 0; i < rx->nnaks && !more; i++) {
+		if (rx->naks[i].said)
 			continue;
-		}
-		if (n->status != SRD_REMOTE_RNR || !n->said)
-			rx->naks[k++] = *n;
+		if (n == SRD_ACK_MAX_NAK)
+			more = true;
+		else
+			idx[n++] = i;
 	}
-	for (uint32_t i = 0; i < nnamed; i++)
-		if (named[i].status != SRD_REMOTE_RNR)
-			rx->naks[k++] = named[i];
-	rx->nnaks = k;
+	/* What was named leaves its place: RNR refusals are done once said, errors go to
+	 * the tail (named last). What was not named keeps its order, the unsaid the order
+	 * packets were refused in: the sender asks again in the order it hears (a swap
+	 * with the last entry scrambled it, and re-asks left out of PSN order). */
+	for (uint32_t j = 0; j < n; j++) {
+		struct srd_rx_nak *r = &rx->naks[idx[j]];
+
+		a->nak[a->nnak++] = (struct srd_nak){r->psn, r->status};
+		if (r->status != SRD_REMOTE_RNR)
+			moved[nmoved++] = (struct srd_rx_nak){r->psn, r->status, true};
+		r->status = NAK_NAMED;
+	}
+	for (uint32_t i = 0; i < rx->nnaks; i++)
+		if (rx->naks[i].status != NAK_NAMED)
+			rx->naks[k++] = rx->naks[i];
+	memcpy(rx->naks + k, moved, nmoved * sizeof(moved[0]));
+	rx->nnaks = k + nmoved;
 	return more;
 }
 

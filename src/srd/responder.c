@@ -124,7 +124,7 @@ static void advance_to(struct srd_peer *p, uint32_t psn)
 	if (psn_lt(rx->top, psn))
 		rx->top = psn;
 	/* Errors below the horizon have been heard (or no longer matter). The rest keep
-	 * the order they were refused in (ack.c, take_naks). */
+	 * their order (ack.c, take_naks). */
 	for (uint32_t i = 0; i < rx->nnaks; i++)
 		if (!psn_lt(rx->naks[i].psn, psn))
 			rx->naks[kept++] = rx->naks[i];

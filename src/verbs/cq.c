@@ -168,7 +168,7 @@ static bool cq_rx_inline(struct sefa_cq *cq, uint64_t now)
 int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 {
 	struct sefa_cq *cq = to_scq(ibcq);
-	unsigned again = 0;
+	bool again = false;
 	uint64_t now;
 	bool stale;
 	int got;
@@ -176,7 +176,7 @@ int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (num_entries <= 0)
 		return 0;
 	do {
-		stale = net_engine_note_poll(cq->ctx->sh->eng, &now);
+		stale = net_engine_note_poll(cq->ctx->sh->eng, again, &now);
 		got = cq_pop_wc(cq, num_entries, wc);
 		/* A CQ that always has entries (send completions) must not starve
 		 * receiving; but while another thread serves the sockets, nothing starves:
@@ -186,8 +186,8 @@ int sefa_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 			net_engine_try_progress(cq->ctx->sh->eng, now);
 		if (!got && cq_rx_inline(cq, now))
 			got = cq_pop_wc(cq, num_entries, wc);
-		/* An empty poll that gave the CPU to others looks once more (engine.h). */
-	} while (net_poll_result(cq->ctx->sh->eng, got > 0, now) && !again++);
+		/* An empty poll that gave the CPU away looks once more (engine.h). */
+	} while (net_poll_result(cq->ctx->sh->eng, got > 0, again, now) && (again = !again));
 	return got;
 }
 
@@ -218,7 +218,7 @@ int sefa_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	struct sefa_cq *cq = to_scq_ex(ibcq);
-	unsigned again = 0;
+	bool again = false;
 	uint64_t now;
 	bool got;
 
@@ -226,10 +226,12 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 		return sefa_refuse(EINVAL, "ibv_start_poll", "comp_mask must be 0: 0x%x",
 		                   attr->comp_mask);
 	do {
-		if (net_engine_note_poll(cq->ctx->sh->eng, &now))
+		bool served = net_engine_note_poll(cq->ctx->sh->eng, again, &now);
+
+		if (served)
 			cq_rx_inline(cq, now);
-		got = cq_pop_cur(cq) || (cq_rx_inline(cq, now) && cq_pop_cur(cq));
-	} while (net_poll_result(cq->ctx->sh->eng, got, now) && !again++);
+		got = cq_pop_cur(cq) || (!served && cq_rx_inline(cq, now) && cq_pop_cur(cq));
+	} while (net_poll_result(cq->ctx->sh->eng, got, again, now) && (again = !again));
 	return got ? 0 : ENOENT;
 }
 
