@@ -896,7 +896,8 @@ bool net_poll_result(struct net_engine *e, bool found, bool again, uint64_t now)
 	/* Every 8th turn it yields instead: one that returns at once suggests the CPU is
 	 * its own now, and it stops sleeping (wrongly, now and then, beside a thread that
 	 * ran ahead of its share, below: two windows later it sleeps again). After a
-	 * sleep the caller looks again: what woke it was read meanwhile. */
+	 * sleep the caller looks again: what woke it (a completion, or a datagram that
+	 * look reads) is this call's. */
 	if (p.may_sleep && !(relearn = ++p.sleeps % NET_SLEEP_RELEARN == 0) && idle_turn(e, &p))
 		return true;
 	/* Polls far apart (work between them) are not one busy wait: count afresh. A gap

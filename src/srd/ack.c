@@ -156,9 +156,6 @@ static unsigned build_sacks(const struct srd_peer *p, struct srd_sack *out)
  * lost. (Above in send order, which is not PSN order once refused packets are asked
  * again: no PSN bound will do.)
  */
-/* Marks a list entry this ack named, to leave its place (no status is 0xff). */
-#define NAK_NAMED 0xffu
-
 static bool take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 {
 	struct srd_rx_nak moved[SRD_ACK_MAX_NAK];
@@ -194,10 +191,10 @@ static bool take_naks(struct srd_rx *rx, struct srd_ack_hdr *a)
 		a->nak[a->nnak++] = (struct srd_nak){r->psn, r->status};
 		if (r->status != SRD_REMOTE_RNR)
 			moved[nmoved++] = (struct srd_rx_nak){r->psn, r->status, true};
-		r->status = NAK_NAMED;
+		r->status = SRD_NAK_NAMED;
 	}
 	for (uint32_t i = 0; i < rx->nnaks; i++)
-		if (rx->naks[i].status != NAK_NAMED)
+		if (rx->naks[i].status != SRD_NAK_NAMED)
 			rx->naks[k++] = rx->naks[i];
 	memcpy(rx->naks + k, moved, nmoved * sizeof(moved[0]));
 	rx->nnaks = k + nmoved;

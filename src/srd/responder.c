@@ -186,10 +186,15 @@ static void add_nak(struct srd_peer *p, uint32_t psn, uint8_t status)
 {
 	struct srd_rx *rx = &p->rx;
 
+	/* A status no refusal has would be taken for an entry an ack named (take_naks). */
+	if (status == SRD_OK || status == SRD_NAK_NAMED)
+		status = SRD_REMOTE_ABORT;
+	/* Refused again: it joins the unsaid at the tail, in refusal order. */
 	for (uint32_t i = 0; i < rx->nnaks; i++) {
 		if (rx->naks[i].psn == psn) {
-			rx->naks[i].status = status;
-			rx->naks[i].said = false;
+			memmove(&rx->naks[i], &rx->naks[i + 1],
+			        (rx->nnaks - i - 1) * sizeof(rx->naks[0]));
+			rx->naks[rx->nnaks - 1] = (struct srd_rx_nak){psn, status, false};
 			return;
 		}
 	}

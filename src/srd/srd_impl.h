@@ -251,6 +251,10 @@ struct srd_rxmsg {
 
 #define SRD_RXMSG_HASH 64
 
+/* Marks a NAK list entry an ack named, to leave its place (take_naks): no refusal's
+ * status (add_nak keeps it off the list). */
+#define SRD_NAK_NAMED 0xffu
+
 struct srd_rx_nak {
 	uint32_t psn;
 	uint8_t status;

@@ -226,11 +226,15 @@ static int cqx_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 		return sefa_refuse(EINVAL, "ibv_start_poll", "comp_mask must be 0: 0x%x",
 		                   attr->comp_mask);
 	do {
-		bool served = net_engine_note_poll(cq->ctx->sh->eng, again, &now);
+		bool stale = net_engine_note_poll(cq->ctx->sh->eng, again, &now);
 
-		if (served)
-			cq_rx_inline(cq, now);
-		got = cq_pop_cur(cq) || (!served && cq_rx_inline(cq, now) && cq_pop_cur(cq));
+		/* As sefa_poll_cq: entries first, then the socket, not behind another
+		 * thread that serves it when there are entries to return. */
+		got = cq_pop_cur(cq);
+		if (got && stale)
+			net_engine_try_progress(cq->ctx->sh->eng, now);
+		else if (!got)
+			got = cq_rx_inline(cq, now) && cq_pop_cur(cq);
 	} while (net_poll_result(cq->ctx->sh->eng, got, again, now) && (again = !again));
 	return got ? 0 : ENOENT;
 }

@@ -499,6 +499,7 @@ static void test_nak_turns(void)
 		if (all)
 			from = k + 1;
 	}
+	REQUIRE(from != UINT32_MAX);
 	/* Then, 16 to an ack, any three in a row name all 40 (room for 48; what else an
 	 * ack names, a refusal or an error the sender resent, takes one of its 16 here,
 	 * each arriving alone). */
