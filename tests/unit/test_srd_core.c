@@ -441,11 +441,12 @@ static bool ack_names(const struct nak_log *l, uint32_t k, uint32_t psn, uint8_t
 	return false;
 }
 
-/* Whether acks [from, to) name psn as an error. */
-static bool named_by(const struct nak_log *l, uint32_t from, uint32_t to, uint32_t psn)
+/* Whether acks [from, to) name psn with status. */
+static bool named_by(const struct nak_log *l, uint32_t from, uint32_t to, uint32_t psn,
+                     uint8_t status)
 {
 	for (uint32_t k = from; k < to && k < l->nacks; k++)
-		if (ack_names(l, k, psn, SRD_REMOTE_BAD_ADDRESS))
+		if (ack_names(l, k, psn, status))
 			return true;
 	return false;
 }
@@ -464,7 +465,7 @@ static void test_nak_turns(void)
 	struct srd_config c = base_cfg();
 	struct sim *s = pair_plain_auth(false, 29, &c);
 	static struct nak_log l;
-	uint32_t first, standing = 0, from = UINT32_MAX;
+	uint32_t first = 0, standing = 0, from = UINT32_MAX;
 	int kind[50];
 
 	memset(&l, 0, sizeof(l));
@@ -473,29 +474,26 @@ static void test_nak_turns(void)
 	sim_set_filter(s, nak_filter, &l);
 	l.drop = true;
 	sim_credits_at(s, sim_now(s), 1, 0);
-	first = post(s, SIM_OP_WRITE, 100, SIM_OP_BAD_RKEY);
-	kind[0] = SIM_OP_WRITE;
-	for (int i = 1; i < 50; i++) {
+	for (int i = 0; i < 50; i++) {
+		uint32_t id;
+
 		kind[i] = i % 5 == 2 ? SIM_OP_SEND : SIM_OP_WRITE;
-		post(s, (uint8_t)kind[i], 100,
-		     kind[i] == SIM_OP_SEND ? SIM_OP_OK : SIM_OP_BAD_RKEY);
+		id = post(s, (uint8_t)kind[i], 100,
+		          kind[i] == SIM_OP_SEND ? SIM_OP_OK : SIM_OP_BAD_RKEY);
+		first = i ? first : id;
 	}
 	sim_run_until(s, sim_now(s) + 40 * SIM_NS_PER_MS);
 	REQUIRE(l.npsn >= 50);
 	/* Every refusal for want of a receive named. */
-	for (int i = 0; i < 50; i++) {
-		bool named = false;
-
-		for (uint32_t k = 0; k < l.nacks && kind[i] == SIM_OP_SEND; k++)
-			named = named || ack_names(&l, k, l.psn[i], SRD_REMOTE_RNR);
-		CHECK(kind[i] != SIM_OP_SEND || named);
-	}
+	for (int i = 0; i < 50; i++)
+		CHECK(kind[i] != SIM_OP_SEND || named_by(&l, 0, l.nacks, l.psn[i], SRD_REMOTE_RNR));
 	/* From the ack after the first that leaves no error unnamed so far. */
 	for (uint32_t k = 0; k < l.nacks && from == UINT32_MAX; k++) {
 		bool all = true;
 
 		for (int i = 0; i < 50; i++)
-			all = all && (kind[i] != SIM_OP_WRITE || named_by(&l, 0, k + 1, l.psn[i]));
+			all = all && (kind[i] != SIM_OP_WRITE ||
+			              named_by(&l, 0, k + 1, l.psn[i], SRD_REMOTE_BAD_ADDRESS));
 		if (all)
 			from = k + 1;
 	}
@@ -506,7 +504,8 @@ static void test_nak_turns(void)
 	for (uint32_t k = from; k + 2 < l.nacks; k++) {
 		standing++;
 		for (int i = 0; i < 50; i++) {
-			bool named = kind[i] != SIM_OP_WRITE || named_by(&l, k, k + 3, l.psn[i]);
+			bool named = kind[i] != SIM_OP_WRITE ||
+			             named_by(&l, k, k + 3, l.psn[i], SRD_REMOTE_BAD_ADDRESS);
 
 			if (!named)
 				fprintf(stderr, "acks %u-%u leave out PSN %u (write %d)\n", k,
