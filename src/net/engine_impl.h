@@ -43,7 +43,13 @@
 #define NET_TX_BATCH   32
 #define NET_TX_IOV     17   /* header + up to 16 SGEs */
 #define NET_INLINE_MAX 4096 /* bytes a datagram may carry copied in (inline sends) */
-#define NET_PEER_HASH  1024
+/* A payload this short is copied in behind its header rather than sent from the
+ * application's memory: the datagram leaves as one iovec with its trailer, which the
+ * kernel walks for less (a 64-byte ping-pong, 3 iovecs against 1: about 0.05 us a
+ * datagram, Intel Xeon family 6 model 207), and the tag is taken over one run of
+ * bytes. */
+#define NET_TX_COPY_MAX 256
+#define NET_PEER_HASH   1024
 /* A poll finding entries still reads the socket if no poll has for this long. */
 #define NET_RX_STALE_NS 50000ull
 /* A read this soon after one found the socket empty is a probe (rx.c, probe_read). */

@@ -238,7 +238,8 @@ void net_engine_kick_tx(struct net_engine *e)
 		net_engine_pump(e);
 }
 
-/* Queues packet out for the next flush: its header, and its payload in place. */
+/* Queues packet out for the next flush: its header, and its payload in place (or,
+ * when short, copied in behind the header). */
 static void queue_pkt(struct net_engine *e, const struct srd_pkt_out *out, uint64_t now)
 {
 	struct sockaddr_in to = {.sin_family = AF_INET};
@@ -270,10 +271,21 @@ static void queue_pkt(struct net_engine *e, const struct srd_pkt_out *out, uint6
 	}
 	to.sin_addr.s_addr = out->to.ip;
 	to.sin_port = htons(out->to.port);
-	/* Sealing reads the payload too (see net_ep_ops.bytes_rewritable). */
+	/* Sealing reads the payload too (see net_ep_ops.bytes_rewritable), and so does
+	 * copying it in (NET_TX_COPY_MAX). */
 	if (rewritable)
 		SEFA_TSAN_IGNORE_READS_BEGIN();
-	net_tx_queue(e, &slot, out->hdr_len, niov, &to, out->path);
+	if (out->len <= NET_TX_COPY_MAX) {
+		size_t at = out->hdr_len;
+
+		for (unsigned i = 0; i < niov; i++) {
+			memcpy(slot.hdr + at, slot.payload[i].iov_base, slot.payload[i].iov_len);
+			at += slot.payload[i].iov_len;
+		}
+		net_tx_queue(e, &slot, at, 0, &to, out->path);
+	} else {
+		net_tx_queue(e, &slot, out->hdr_len, niov, &to, out->path);
+	}
 	if (rewritable)
 		SEFA_TSAN_IGNORE_READS_END();
 	e->tx.rewritable |= rewritable;

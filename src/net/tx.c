@@ -79,18 +79,24 @@ void net_tx_queue(struct net_engine *e, const struct net_tx_slot *s, size_t hdr_
 	e->tx.iov[k][0].iov_base = e->tx.hdr[k];
 	e->tx.iov[k][0].iov_len = hdr_len;
 	if (e->auth) {
-		/* Every datagram ends in its trailer, over every byte before it. */
+		/* Every datagram ends in its trailer, over every byte before it: behind the
+		 * header when the whole datagram is there (one iovec), else on its own. */
 		struct srd_addr dst = net_srd_addr(to);
+		bool behind = !niov && hdr_len + SRD_AUTH_TRAILER_LEN <= sizeof(e->tx.hdr[k]);
+		uint8_t *trailer = behind ? e->tx.hdr[k] + hdr_len : e->tx.trailer[k];
 
 		e->tx.hdr[k][3] |= SRD_PKT_F_AUTH;
-		if (srd_auth_seal(e->auth, &dst, e->tx.iov[k], niov + 1, e->tx.trailer[k])) {
+		if (srd_auth_seal(e->auth, &dst, e->tx.iov[k], niov + 1, trailer)) {
 			net_ctr(e)->tx_drops++; /* no memory for the peer's keys: as a drop */
 			return;
 		}
-		e->tx.iov[k][++niov] = (struct iovec){e->tx.trailer[k], SRD_AUTH_TRAILER_LEN};
+		if (behind)
+			e->tx.iov[k][0].iov_len += SRD_AUTH_TRAILER_LEN;
+		else
+			e->tx.iov[k][++niov] = (struct iovec){trailer, SRD_AUTH_TRAILER_LEN};
 	}
 	e->tx.addr[k] = *to;
-	e->tx.path[k] = path % e->sock.npaths;
+	e->tx.path[k] = path < e->sock.npaths ? path : path % e->sock.npaths;
 	memset(m, 0, sizeof(*m));
 	m->msg_hdr.msg_name = &e->tx.addr[k];
 	m->msg_hdr.msg_namelen = sizeof(e->tx.addr[k]);

@@ -11,6 +11,8 @@
  */
 #include "srd_impl.h"
 
+#include "../util/wrap.h"
+
 #define DOWN_AFTER     2u
 #define LOSSY_LEVEL    (SRD_LOSS_ONE / 5)  /* 20%: a run leaves such a path */
 #define LOSSIER_MARGIN (SRD_LOSS_ONE / 32) /* one loss: above twice the best and this... */
@@ -77,7 +79,7 @@ static uint32_t pick(struct srd_peer *p, uint64_t now, uint32_t avoid, uint32_t 
 		uint32_t i = p->tx.next_path;
 		struct srd_path *path = &p->tx.paths[i];
 
-		p->tx.next_path = (i + 1) % n;
+		p->tx.next_path = sefa_wrap_add(i, 1, n);
 		if (!takes(path, now))
 			continue;
 		if (fallback == UINT32_MAX)
@@ -92,7 +94,7 @@ static uint32_t pick(struct srd_peer *p, uint64_t now, uint32_t avoid, uint32_t 
 	 * first that works carries it (one favourite could be the dead one). */
 	if (fallback == UINT32_MAX) {
 		fallback = p->tx.next_path;
-		p->tx.next_path = (fallback + 1) % n;
+		p->tx.next_path = sefa_wrap_add(fallback, 1, n);
 	}
 	return fallback;
 }
@@ -134,7 +136,7 @@ uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len)
 	a = pick(p, now, UINT32_MAX, least);
 	best = a;
 	for (uint32_t k = 1; k < n; k++) {
-		uint32_t b = (a + k) % n;
+		uint32_t b = sefa_wrap_add(a, k, n);
 		const struct srd_path *pb = &tx->paths[b];
 
 		/* Fewer in flight is no reason to go back to a lossier path. */

@@ -814,9 +814,13 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		struct srd_path *path = &tx->paths[i];
-		uint64_t reo = (path->rtt.srtt_ns ? path->rtt.srtt_ns : tx->rtt.srtt_ns) / 4;
-		bool steady = srd_path_steady(path);
+		uint64_t reo;
+		bool steady;
 
+		if (list_empty(&path->inflight))
+			continue; /* most paths, most acks: nothing there to judge */
+		reo = (path->rtt.srtt_ns ? path->rtt.srtt_ns : tx->rtt.srtt_ns) / 4;
+		steady = srd_path_steady(path);
 		for (struct list_node *l = path->inflight.next, *next; l != &path->inflight;
 		     l = next) {
 			struct srd_slot *s = container_of(l, struct srd_slot, pathq);

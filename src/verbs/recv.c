@@ -8,6 +8,7 @@
 
 #include "sefa.h"
 #include "verbs_ops.h"
+#include "../util/wrap.h"
 
 int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
 {
@@ -37,7 +38,7 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 			*bad_wr = wr;
 			break;
 		}
-		w = &qp->recvs[(qp->recv_head + qp->recv_count) % qp->rq.depth];
+		w = &qp->recvs[sefa_wrap_add(qp->recv_head, qp->recv_count, qp->rq.depth)];
 		w->wr_id = wr->wr_id;
 		w->ring = false;
 		w->num_sge = (uint32_t)wr->num_sge;
@@ -54,7 +55,7 @@ struct sefa_recv_wqe *sefa_recv_take(struct sefa_qp *qp)
 {
 	struct sefa_recv_wqe *w = &qp->recvs[qp->recv_head];
 
-	qp->recv_head = (qp->recv_head + 1) % qp->rq.depth;
+	qp->recv_head = sefa_wrap_add(qp->recv_head, 1, qp->rq.depth);
 	qp->recv_count--;
 	return w;
 }

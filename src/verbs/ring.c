@@ -22,6 +22,7 @@
 #include "completion.h"
 #include "qp_ops.h"
 #include "ring.h"
+#include "../util/wrap.h"
 #include "send.h"
 
 /* Ring counters are 16 bits wide: a ring larger than half of that could not tell a
@@ -220,7 +221,8 @@ static bool rq_take_all(struct sefa_qp *qp)
 		uint32_t held = qp->rq.posted - atomic_load(&qp->rq.done) + qp->ring_rx_held;
 		bool full = held >= qp->rq.depth || qp->recv_count >= qp->rq.depth, bad;
 		struct sefa_recv_wqe *w =
-		    full ? &tmp : &qp->recvs[(qp->recv_head + qp->recv_count) % qp->rq.depth];
+		    full ? &tmp
+		         : &qp->recvs[sefa_wrap_add(qp->recv_head, qp->recv_count, qp->rq.depth)];
 		uint32_t n;
 
 		/* In error a receive flushes at once and needs no room. */

@@ -25,6 +25,7 @@
 #include "ring.h"
 #include "send.h"
 #include "sg.h"
+#include "../util/wrap.h"
 #include "srd_qp.h"
 
 static struct sefa_qp *qp_of(struct net_ep *ep)
@@ -176,7 +177,7 @@ static void take_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 /* Puts a claimed receive back at the head of the queue, as if never taken. */
 static void return_wqe(struct sefa_qp *qp, struct sefa_rq_claim *c)
 {
-	qp->recv_head = (qp->recv_head + qp->rq.depth - 1) % qp->rq.depth;
+	qp->recv_head = sefa_wrap_add(qp->recv_head, qp->rq.depth - 1, qp->rq.depth);
 	qp->recvs[qp->recv_head] = c->w;
 	qp->recv_count++;
 	c->has_wqe = false;
