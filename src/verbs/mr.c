@@ -116,6 +116,7 @@ static void table_remove(struct sefa_shared *sh, struct sefa_mr *mr)
 		}
 	}
 	sh->nmr--;
+	sh->mr_gen++; /* checks made before this are void (sefa.h) */
 }
 
 static uint32_t new_key(struct sefa_shared *sh)

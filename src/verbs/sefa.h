@@ -46,6 +46,11 @@ struct sefa_shared {
 	struct sefa_mr **mr_slots;
 	uint32_t mr_cap;
 	uint32_t nmr;
+	/* Counts keys that left the table (engine lock): a check of a work request's
+	 * buffers made at another count is void, one made at this count still holds
+	 * (keys are only ever added meanwhile, and an MR's range, PD and access never
+	 * change), so its packets need not look their MRs up again. */
+	uint64_t mr_gen;
 	/* Object counts against the device limits; engine lock. */
 	uint32_t npd, ncq, nqp, nah, ncntr;
 	uint32_t cntr_handles; /* the next completion counter's handle; only grows */
@@ -267,7 +272,8 @@ struct sefa_sq_slot {
 	struct sefa_qp *qp;
 	struct sefa_send_wqe w;
 	uint32_t len;
-	void *msg; /* the core's handle */
+	void *msg;       /* the core's handle */
+	uint64_t mr_gen; /* sefa_shared.mr_gen when its buffers were checked */
 	uint32_t next_free;
 	bool busy;
 	bool ring_pool; /* one of the ring's slots (qp->ring_slots) */
@@ -290,6 +296,7 @@ struct sefa_rq_claim {
 	uint32_t len;
 	uint32_t rkey; /* writes: the target */
 	uint64_t raddr;
+	uint64_t mr_gen;       /* sends: sefa_shared.mr_gen when the receive was checked */
 	struct list_node link; /* writes: the QP's list */
 	uint32_t next_free;
 	bool busy;

@@ -294,6 +294,7 @@ static void sqp_transmit(struct sefa_qp *qp, const struct sefa_send_wqe *w,
 		return;
 	}
 	slot_keep(s, w, total);
+	s->mr_gen = qp->sh->mr_gen; /* check_wqe checked its buffers just now */
 	msg_desc(qp, w, op, total, &d);
 	s->msg = net_srd_send(eng, peer, &d, &s->tag);
 	if (!s->msg) {
@@ -324,9 +325,11 @@ static int sqp_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 		iov[0].iov_len = len;
 		return 1;
 	}
-	/* The source must still be registered: never read memory deregistered since. */
+	/* The source must still be registered: never read memory deregistered since (no
+	 * key left the table since check_wqe: the check holds). */
 	sefa_sg_begin(&it, s->w.sge, s->w.num_sge, 0, SEFA_SG_END);
-	if (sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
+	if (s->mr_gen != qp->sh->mr_gen &&
+	    sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
 		return -SRD_LOCAL_INVALID_LKEY;
 	return (int)sefa_sg_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
 }
@@ -347,7 +350,10 @@ static int answer_dst(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	part = s->w.sge[0];
 	part.addr += offset;
 	part.length = len;
-	if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
+	/* (Within the buffer check_wqe checked with LOCAL_WRITE: while no key left the
+	 * table since, that holds.) */
+	if (s->mr_gen != qp->sh->mr_gen &&
+	    !sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
 		return SRD_LOCAL_INVALID_LKEY;
 	*dst = (uint8_t *)(uintptr_t)part.addr;
 	return SRD_OK;
@@ -460,6 +466,7 @@ static int sqp_claim(struct net_ep *ep, const struct net_srd_rx *rx, struct net_
 	status = sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE, &room);
 	if (status == EFA_STATUS_OK && room < c->len)
 		status = EFA_STATUS_LOCAL_BAD_LENGTH;
+	c->mr_gen = qp->sh->mr_gen;
 	if (status == EFA_STATUS_OK)
 		return SRD_OK;
 	/* The receive is used up by the error, here and at the sender. */
@@ -491,10 +498,12 @@ static int sqp_place(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset
 		return SRD_OK;
 	}
 	/* A send: bounds were checked at the claim, offset + len <= c->len <= room; the
-	 * buffers' MR is checked again per packet, as a write's region is. */
+	 * buffers' MR is checked again per packet, as a write's region is, once a key has
+	 * left the table since the claim (sefa.h, mr_gen). */
 	sefa_sg_begin(&it, c->w.sge, c->w.num_sge, offset, len);
 	while (sefa_sg_next(&it, &part)) {
-		if (!sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
+		if (c->mr_gen != qp->sh->mr_gen &&
+		    !sefa_mr_range_ok(qp->sh, &part, qp->qpx.qp_base.pd, IBV_ACCESS_LOCAL_WRITE))
 			return SRD_REMOTE_ABORT;
 		memcpy((uint8_t *)(uintptr_t)part.addr, data, part.length);
 		data += part.length;

@@ -2,9 +2,9 @@
 /*
  * SRD queue pairs through the verbs and efadv API, in one process: every option of
  * efadv_create_qp_ex, sends of every size with and without immediate data, the
- * completion fields, RNR, bad destinations and qkeys, a receive too small, flush to
- * ERR with sends in flight, what the processing hint changes, and a deep stream
- * (batched, GSO and GRO).
+ * completion fields, RNR, bad destinations and qkeys, a receive too small, a source
+ * deregistered before its resend, flush to ERR with sends in flight, what the
+ * processing hint changes, and a deep stream (batched, GSO and GRO).
  */
 #include <fcntl.h>
 #include <linux/udp.h>
@@ -255,6 +255,70 @@ static void test_rnr(struct srd_end *b)
 	end_close(&c);
 }
 
+/* The engine's counters (its stats file, mapped by main). */
+static const struct net_stats_file *stats;
+
+/*
+ * A send's source deregistered while it waits to be sent again (refused: no receive
+ * yet): the resend must not read it. The send fails with LOCAL_INVALID_LKEY (5) and
+ * delivers nothing; the receive is then the next send's, whole. (The engine skips the
+ * per-packet look-up while no key left the MR table since the post: this is what
+ * voids that.)
+ */
+static void test_source_deregistered(struct srd_end *a)
+{
+	uint8_t *src = aligned_alloc(4096, 4096);
+	struct srd_end c = {0};
+	struct ibv_mr *mr;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	uint64_t rnr0 = stats->c.srd_rnr_nak_rx;
+
+	REQUIRE(src);
+	end_open(&c, 0, 0, 7); /* a receiver with no receive posted */
+	ah = ah_to(a->pd, &c.gid);
+	REQUIRE(ah);
+	memset(src, 0xd5, 4096);
+	mr = ibv_reg_mr(a->pd, src, 4096, IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(mr);
+	ibv_wr_start(a->qx);
+	a->qx->wr_id = 71;
+	a->qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(a->qx);
+	ibv_wr_set_ud_addr(a->qx, ah, c.qp->qp_num, QKEY);
+	ibv_wr_set_sge(a->qx, mr->lkey, (uintptr_t)src, 1000);
+	CHECK_EQ(ibv_wr_complete(a->qx), 0);
+	/* Refused until c posts a receive (the engine, a's and c's, runs in the polls). */
+	for (long spins = 0; stats->c.srd_rnr_nak_rx == rnr0 && spins < 20000000; spins++)
+		CHECK_EQ(ibv_poll_cq(a->cq, 1, &wc), 0);
+	REQUIRE(stats->c.srd_rnr_nak_rx > rnr0);
+	CHECK_EQ(ibv_dereg_mr(mr), 0);
+	post_recv(&c, 0, 4096);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.wr_id, 71);
+	CHECK_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+	CHECK_EQ(wc.vendor_err, 5);
+	/* The receive waits for the next send, and gets it alone. */
+	memset(sslot(a, 0), 0x3c, 600);
+	ibv_wr_start(a->qx);
+	a->qx->wr_id = 72;
+	a->qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(a->qx);
+	ibv_wr_set_ud_addr(a->qx, ah, c.qp->qp_num, QKEY);
+	ibv_wr_set_sge(a->qx, a->mr->lkey, (uintptr_t)sslot(a, 0), 600);
+	CHECK_EQ(ibv_wr_complete(a->qx), 0);
+	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
+	CHECK_EQ(wc.wr_id, 72);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	REQUIRE(poll_n(c.cq, &wc, 1) == 1);
+	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
+	CHECK_EQ(wc.byte_len, 600);
+	CHECK(rslot(&c, 0)[0] == 0x3c && rslot(&c, 0)[599] == 0x3c && rslot(&c, 0)[600] == 0);
+	c.ah = ah; /* end_close destroys it */
+	end_close(&c);
+	free(src);
+}
+
 /* Flush: sends waiting on RNR for ever come back as WR_FLUSH_ERR when the QP errs. */
 static void test_flush(struct srd_end *a, struct srd_end *b)
 {
@@ -305,8 +369,6 @@ static void test_unreachable(struct srd_end *a)
 	CHECK_EQ(wc.vendor_err, 15);
 	CHECK_EQ(ibv_destroy_ah(ah), 0);
 }
-
-static const struct net_stats_file *stats;
 
 static uint64_t mono_ns(void)
 {
@@ -477,6 +539,7 @@ int main(void)
 	test_sizes(&a, &b);
 	test_remote_errors(&a, &b);
 	test_rnr(&b);
+	test_source_deregistered(&a);
 	test_burst_hint(&a, &b);
 	test_stream(&a, &b);
 	test_flush(&a, &b);
