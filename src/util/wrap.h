@@ -6,11 +6,13 @@
  */
 #ifndef SOFTEFA_UTIL_WRAP_H
 #define SOFTEFA_UTIL_WRAP_H
+#include <assert.h>
 #include <stdint.h>
 
 /* (i + k) % n for i < n and k <= n. */
 static inline uint32_t sefa_wrap_add(uint32_t i, uint32_t k, uint32_t n)
 {
+	assert(i < n && k <= n);
 	return i + k >= n ? i + k - n : i + k;
 }
 

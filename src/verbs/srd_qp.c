@@ -11,8 +11,9 @@
  *
  * Every remote access is checked before a byte moves: the rkey names an MR of the
  * QP's PD granting the access, the range lies inside it, and the requester is known
- * (an AH for it in the PD). Each packet checks again, so a region deregistered mid-way
- * is never written or read after dereg returns.
+ * (an AH for it in the PD). Each packet checks again (a request's own buffers: once a
+ * key has left the MR table since they were checked, sefa.h mr_gen), so a region
+ * deregistered mid-way is never written or read after dereg returns.
  */
 #include <endian.h>
 #include <errno.h>
@@ -328,15 +329,21 @@ static int sqp_gather(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offse
 	/* The source must still be registered: never read memory deregistered since (no
 	 * key left the table since check_wqe: the check holds). */
 	sefa_sg_begin(&it, s->w.sge, s->w.num_sge, 0, SEFA_SG_END);
-	if (s->mr_gen != qp->sh->mr_gen &&
-	    sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
-		return -SRD_LOCAL_INVALID_LKEY;
+	if (s->mr_gen != qp->sh->mr_gen) {
+		if (sefa_sg_check(&it, qp->sh, qp->qpx.qp_base.pd, 0, &total) != EFA_STATUS_OK)
+			return -SRD_LOCAL_INVALID_LKEY;
+		/* Checked whole at this count: its next packets need not look again (not
+		 * a read's: its destination needs LOCAL_WRITE, which this did not ask). */
+		if (s->w.opcode != IBV_WR_RDMA_READ)
+			s->mr_gen = qp->sh->mr_gen;
+	}
 	return (int)sefa_sg_slice(s->w.sge, s->w.num_sge, offset, len, iov, max);
 }
 
 /*
  * Where bytes [offset, offset + len) answering one of our reads go: its single local
- * buffer, checked again per packet. SRD_OK and *dst, or the failing status.
+ * buffer, checked again per packet once a key left the MR table since check_wqe. SRD_OK
+ * and *dst, or the failing status.
  */
 static int answer_dst(struct net_ep *ep, struct net_srd_tag *tag, uint32_t offset, uint32_t len,
                       uint8_t **dst)
