@@ -5,13 +5,14 @@
 # Sendrecv and Allreduce at 8 B to 4 MiB with
 #   local2      2 ranks on one host
 #   local4      4 ranks on one host's 2 cores (oversubscribed, MPI_LONG_BUDGET per
-#               size: about a minute of traffic whose retransmissions are all spurious,
-#               for no packet is lost on one host)
+#               size: about a minute of traffic whose retransmissions are spurious
+#               unless the kernel dropped a datagram, which one host's runs count)
 #   hosts2      2 ranks, one in each of two namespace hosts (tests/netns/fabric.sh)
 #   hosts2_loss the same with 5% loss on link 0 of the four, the one kernel TCP takes
 # (the namespace runs only as root, with namespaces). Each efa run has a run directory
 # of its own, so the device's port counters afterwards are that run's: retransmitted
-# packets and timeouts go to the report beside the figures. Writes bench/out/mpi/
+# packets and timeouts go to the report beside the figures, with what was lost (the
+# loss rule's drops, or on one host the kernel's). Writes bench/out/mpi/
 # results.tsv and counters.tsv, and bench/out/perf/mpi.md (a section of
 # docs/performance.md).
 #   bench/mpi.sh [BUILD_DIR]
@@ -51,6 +52,19 @@ counters() { # DIR
 	echo "$p $t"
 }
 
+# Datagrams this host's kernel (network namespace) has dropped so far: UDP's full
+# receive buffers and the input backlog's overflows, which is how loopback loses a
+# packet. The delta over a run on one host tells a real loss from a spurious
+# retransmission (other traffic of the host is counted too).
+kernel_drops() {
+	local udp backlog=0 _ dropped _rest
+	udp=$(awk '/^Udp:/ { if (seen) print $6; seen = 1 }' /proc/net/snmp)
+	while read -r _ dropped _rest; do
+		backlog=$((backlog + 16#$dropped))
+	done </proc/net/softnet_stat
+	echo $((${udp:-0} + backlog))
+}
+
 # Keeps mpi_bench's lines of LOG, each prefixed with SCENARIO and TRANSPORT, if the run
 # succeeded whole (RC 0, every benchmark at every size): a run that died halfway must
 # not leave its first sizes to be judged as if they were all.
@@ -72,10 +86,13 @@ local_run() { # SCENARIO TRANSPORT NP BUDGET ROUND
 	local rd log="$out/$1.$2.$5.log" more=()
 	[ "$3" -gt 2 ] && more=(--oversubscribe)
 	if [ "$2" = efa ]; then
+		local before
 		rd=$(mktemp -d /tmp/softefa-mpi-bench.XXXXXX)
+		before=$(kernel_drops)
 		SOFTEFA_RUN_DIR=$rd timeout -k 20 900 "$SOFTEFA" run -- mpirun -np "$3" "${more[@]}" \
 			"${EFA[@]}" "$out/mpi_bench" --budget "$4" >"$log" 2>&1 </dev/null
-		keep "$1" "$2" "$log" $? "$5" && echo "$1 $2 $(counters "$rd") -" >>"$out/counters.tsv"
+		keep "$1" "$2" "$log" $? "$5" &&
+			echo "$1 $2 $(counters "$rd") kernel:$(($(kernel_drops) - before))" >>"$out/counters.tsv"
 		rm -rf "$rd"
 	else
 		timeout -k 20 900 mpirun -np "$3" "${more[@]}" "${TCP[@]}" "$out/mpi_bench" --budget "$4" \
