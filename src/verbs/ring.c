@@ -237,6 +237,9 @@ static bool rq_take_all(struct sefa_qp *qp)
 		cnt->ring_recv_wqes++;
 		if (bad || st == IBV_QPS_ERR) {
 			cnt->ring_bad_wqes += bad;
+			/* Held for its completion, which gives it back (completion.c): the
+			 * count the queue's room is judged by must not drift. */
+			qp->ring_rx_held++;
 			sefa_complete_recv_err(
 			    qp, w, bad ? EFA_STATUS_LOCAL_BAD_LENGTH : EFA_STATUS_FLUSHED, 0);
 			continue;

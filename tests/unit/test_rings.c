@@ -553,66 +553,6 @@ static void test_mixed(struct end *a, struct end *b)
 }
 
 /*
- * One receive queue for both paths: the ring's receives the engine took count against
- * its depth, and a verbs post that finds no room is refused with ENOMEM (it counted
- * verbs posts alone, and overwrote receives the ring queued, or wrote past the queue).
- */
-static void test_rq_shared(struct end *a)
-{
-	struct ibv_sge ssge = {(uintptr_t)(a->buf + TX_OFF), 64, a->mr->lkey}, rsge;
-	struct ibv_send_wr wr = {.wr_id = 0xfade,
-	                         .sg_list = &ssge,
-	                         .num_sge = 1,
-	                         .opcode = IBV_WR_SEND,
-	                         .send_flags = IBV_SEND_SIGNALED},
-	                   *bad;
-	struct ibv_recv_wr rw = {.sg_list = &rsge, .num_sge = 1}, *rbad;
-	union ibv_gid gid;
-	struct ibv_ah *ah;
-	struct ibv_wc wc;
-	struct ibv_qp_init_attr qi;
-	struct ibv_qp_attr qa;
-	uint32_t depth, n;
-	struct end c;
-	struct got g;
-	int got = 0, err = 0;
-
-	end_open(&c, 0, 0);
-	REQUIRE(c.rq.n >= RQ_WR);
-	REQUIRE(!ibv_query_qp(c.qp, &qa, IBV_QP_CAP, &qi));
-	depth = qi.cap.max_recv_wr; /* as rounded at creation */
-	REQUIRE(depth >= RQ_WR);
-	for (unsigned i = 0; i < RQ_WR; i++)
-		ring_recv(&c, (uint16_t)(700 + i), c.buf + i * RX_SLOT, RX_SLOT, 1);
-	REQUIRE(!ibv_query_gid(c.ctx, 1, 0, &gid));
-	ah = ah_to(a->pd, &gid);
-	REQUIRE(ah);
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = c.qp->qp_num;
-	wr.wr.ud.remote_qkey = QKEY;
-	REQUIRE(!ibv_post_send(a->qp, &wr, &bad));
-	/* Its arrival takes every ring receive (the queue is then full) and uses one. */
-	REQUIRE(cq_wait(&c, &g));
-	CHECK_EQ(g.req, 700);
-	CHECK_EQ(g.status, 0);
-	for (long spins = 0; !got && spins < 20000000; spins++)
-		got = ibv_poll_cq(a->cq, 1, &wc);
-	REQUIRE(got == 1);
-	CHECK_EQ(wc.wr_id, 0xfade);
-	/* The ring's other RQ_WR - 1 receives wait in the queue: verbs posts fill only
-	 * the rest of it. */
-	rsge = (struct ibv_sge){(uintptr_t)c.buf, RX_SLOT, c.mr->lkey};
-	for (n = 0; n <= depth && !err; n++) {
-		rw.wr_id = n;
-		err = ibv_post_recv(c.qp, &rw, &rbad);
-	}
-	CHECK_EQ(err, ENOMEM);
-	CHECK_EQ(n - 1, depth - (RQ_WR - 1));
-	CHECK_EQ(ibv_destroy_ah(ah), 0);
-	end_close(&c);
-}
-
-/*
  * Descriptors a device cannot carry out: each completes with the status the verbs path
  * gives the same request, and no byte outside registered memory moves.
  */
@@ -695,6 +635,70 @@ static bool counter_reaches(size_t off, int64_t want)
 		usleep(1000);
 	}
 	return false;
+}
+
+/*
+ * One receive queue for both paths: the ring's receives the engine took count against
+ * its depth, and a verbs post that finds no room is refused with ENOMEM (it counted
+ * verbs posts alone, and overwrote receives the ring queued, or wrote past the queue).
+ */
+static void test_rq_shared(struct end *a)
+{
+	struct ibv_sge ssge = {(uintptr_t)(a->buf + TX_OFF), 64, a->mr->lkey}, rsge;
+	struct ibv_send_wr wr = {.wr_id = 0xfade,
+	                         .sg_list = &ssge,
+	                         .num_sge = 1,
+	                         .opcode = IBV_WR_SEND,
+	                         .send_flags = IBV_SEND_SIGNALED},
+	                   *bad;
+	struct ibv_recv_wr rw = {.sg_list = &rsge, .num_sge = 1}, *rbad;
+	union ibv_gid gid;
+	struct ibv_ah *ah;
+	struct ibv_wc wc;
+	struct ibv_qp_init_attr qi;
+	struct ibv_qp_attr qa;
+	uint32_t depth, n;
+	struct end c;
+	struct got g;
+	int got = 0, err = 0;
+	int64_t taken;
+
+	end_open(&c, 0, 0);
+	REQUIRE(c.rq.n >= RQ_WR);
+	REQUIRE(!ibv_query_qp(c.qp, &qa, IBV_QP_CAP, &qi));
+	depth = qi.cap.max_recv_wr; /* as rounded at creation */
+	REQUIRE(depth >= RQ_WR);
+	taken = ENGINE_COUNTER(getpid(), ring_recv_wqes);
+	for (unsigned i = 0; i < RQ_WR; i++)
+		ring_recv(&c, (uint16_t)(700 + i), c.buf + i * RX_SLOT, RX_SLOT, 1);
+	/* The engine takes them all (the queue has room) before the message comes. */
+	REQUIRE(counter_reaches(offsetof(struct net_counters, ring_recv_wqes), taken + RQ_WR));
+	REQUIRE(!ibv_query_gid(c.ctx, 1, 0, &gid));
+	ah = ah_to(a->pd, &gid);
+	REQUIRE(ah);
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = c.qp->qp_num;
+	wr.wr.ud.remote_qkey = QKEY;
+	REQUIRE(!ibv_post_send(a->qp, &wr, &bad));
+	/* Its arrival uses one of them. */
+	REQUIRE(cq_wait(&c, &g));
+	CHECK_EQ(g.req, 700);
+	CHECK_EQ(g.status, 0);
+	for (long spins = 0; !got && spins < 20000000; spins++)
+		got = ibv_poll_cq(a->cq, 1, &wc);
+	REQUIRE(got == 1);
+	CHECK_EQ(wc.wr_id, 0xfade);
+	/* The ring's other RQ_WR - 1 receives wait in the queue: verbs posts fill only
+	 * the rest of it. */
+	rsge = (struct ibv_sge){(uintptr_t)c.buf, RX_SLOT, c.mr->lkey};
+	for (n = 0; n <= depth && !err; n++) {
+		rw.wr_id = n;
+		err = ibv_post_recv(c.qp, &rw, &rbad);
+	}
+	CHECK_EQ(err, ENOMEM);
+	CHECK_EQ(n - 1, depth - (RQ_WR - 1));
+	CHECK_EQ(ibv_destroy_ah(ah), 0);
+	end_close(&c);
 }
 
 /*
