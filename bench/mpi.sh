@@ -52,17 +52,29 @@ counters() { # DIR
 	echo "$p $t"
 }
 
-# Datagrams this host's kernel (network namespace) has dropped so far: UDP's full
-# receive buffers and the input backlog's overflows, which is how loopback loses a
-# packet. The delta over a run on one host tells a real loss from a spurious
-# retransmission (other traffic of the host is counted too).
+# Datagrams this host's kernel (network namespace) has dropped so far: UDP's receive
+# errors (full receive buffers, memory) and full send buffers, and the input backlog's
+# overflows: how loopback loses a packet. Over a run on one host, with softefa's own
+# discards (the port's rx_drops), it tells a real loss from a spurious retransmission
+# (other traffic of the host counts too).
 kernel_drops() {
 	local udp backlog=0 _ dropped _rest
-	udp=$(awk '/^Udp:/ { if (seen) print $6; seen = 1 }' /proc/net/snmp)
+	udp=$(awk '/^Udp:/ { if (seen) { for (i = 2; i <= NF; i++) v[h[i]] = $i;
+		print v["InErrors"] + v["SndbufErrors"]; exit }
+		for (i = 2; i <= NF; i++) h[i] = $i; seen = 1 }' /proc/net/snmp)
 	while read -r _ dropped _rest; do
-		backlog=$((backlog + 16#$dropped))
+		[ -n "$dropped" ] && backlog=$((backlog + 16#$dropped))
 	done </proc/net/softnet_stat
 	echo $((${udp:-0} + backlog))
+}
+
+# The datagrams softefa itself discarded under run directory DIR (rx_drops), summed.
+discards() { # DIR
+	local d=0 f
+	for f in "$1"/sysfs/counters/*/efa_*/rx_drops; do
+		[ -f "$f" ] && d=$((d + $(cat "$f")))
+	done
+	echo "$d"
 }
 
 # Keeps mpi_bench's lines of LOG, each prefixed with SCENARIO and TRANSPORT, if the run
@@ -92,7 +104,8 @@ local_run() { # SCENARIO TRANSPORT NP BUDGET ROUND
 		SOFTEFA_RUN_DIR=$rd timeout -k 20 900 "$SOFTEFA" run -- mpirun -np "$3" "${more[@]}" \
 			"${EFA[@]}" "$out/mpi_bench" --budget "$4" >"$log" 2>&1 </dev/null
 		keep "$1" "$2" "$log" $? "$5" &&
-			echo "$1 $2 $(counters "$rd") kernel:$(($(kernel_drops) - before))" >>"$out/counters.tsv"
+			echo "$1 $2 $(counters "$rd") lost:$(($(kernel_drops) - before + $(discards "$rd")))" \
+				>>"$out/counters.tsv"
 		rm -rf "$rd"
 	else
 		timeout -k 20 900 mpirun -np "$3" "${more[@]}" "${TCP[@]}" "$out/mpi_bench" --budget "$4" \

@@ -35,8 +35,9 @@ def size(b):
 def load(d):
     """results.tsv's figures, by (scenario, transport, benchmark, bytes): {round: (mean,
     p50, p99, iterations)} (a run before rounds is round 1); counters.tsv's, by (scenario,
-    transport): the runs' sums, and the loss rule's drops, or on one host "kernel:N" the
-    datagrams the kernel dropped over the runs (or "-": not counted)."""
+    transport): the runs' sums, the loss rule's drops or on one host "lost:N" the
+    datagrams the kernel dropped or softefa discarded over the runs (or "-": not
+    counted), and each run's (packets, timeouts, lost or None)."""
     res, cnt = {}, {}
     with open(os.path.join(d, "results.tsv")) as f:
         for line in f:
@@ -53,11 +54,12 @@ def load(d):
                 p = line.split()
                 if len(p) == 5:
                     pk, to, drops, runs = cnt.get((p[0], p[1]), (0, 0, p[4], []))
-                    # On one host, the kernel's drops over the run ("kernel:N"): summed.
-                    if p[4].startswith("kernel:") and drops.startswith("kernel:") and runs:
-                        drops = f"kernel:{int(drops[7:]) + int(p[4][7:])}"
+                    # On one host, what each run lost ("lost:N"): kept by run, summed.
+                    lost_n = int(p[4][5:]) if p[4].startswith("lost:") else None
+                    if lost_n is not None and drops.startswith("lost:") and runs:
+                        drops = f"lost:{int(drops[5:]) + lost_n}"
                     cnt[(p[0], p[1])] = (pk + int(p[2]), to + int(p[3]), drops,
-                                         runs + [(int(p[2]), int(p[3]))])
+                                         runs + [(int(p[2]), int(p[3]), lost_n)])
     return res, cnt
 
 
@@ -164,8 +166,8 @@ def table(res, sc, title):
 def lost(drops):
     """What counters.tsv says was lost in a run: the loss rule's drops, the kernel's
     (on one host), or nothing counted."""
-    if drops.startswith("kernel:"):
-        return f"{drops[7:]} (the kernel's: full receive buffers, backlog)"
+    if drops.startswith("lost:"):
+        return f"{drops[5:]} (dropped by the kernel or discarded by softefa)"
     return drops if drops != "-" else "not counted"
 
 
@@ -173,9 +175,10 @@ def counters_section(cnt):
     w = ["### Retransmissions\n",
          "Port counters of the efa runs (each run had a run directory of its own, so they "
          "are that run's alone; on one host, both runs' summed). On one host a packet is "
-         "lost only when the kernel drops it (a socket's receive buffer or the input "
-         "backlog full, counted over the run for the whole host): a retransmission "
-         "without such a drop is spurious.\n",
+         "lost when the kernel drops it (UDP's receive errors and full send buffers, the "
+         "input backlog full; counted over the run for the whole host) or softefa "
+         "discards it (the port's rx_drops): a retransmission in a run without either is "
+         "spurious.\n",
          "| run | retransmitted packets | retransmission timeouts | datagrams lost |",
          "|---|---|---|---|"]
     for sc, title in SCENARIOS:
@@ -188,13 +191,13 @@ def counters_section(cnt):
 
 def spurious_rule(c):
     """The target's result for the 4-rank runs' counters c: met without retransmissions;
-    with some, missed unless the kernel dropped datagrams meanwhile (real loss: then not
-    judged, since a drop of other traffic cannot be told apart)."""
+    missed when a run retransmitted with nothing lost (or not counted) in it; else not
+    judged (a loss in that run, which may have been other traffic's)."""
     if c[0] == 0:
         return "met"
-    if c[2].startswith("kernel:") and int(c[2][7:]) > 0:
-        return f"not judged: the kernel dropped {c[2][7:]} datagrams in those runs"
-    return "missed"
+    if any(pk and not lost for pk, _to, lost in c[3]):
+        return "missed"
+    return "not judged: each run that retransmitted lost datagrams"
 
 
 def main():
@@ -221,7 +224,8 @@ def main():
                    few(res, "hosts2_loss")))
     c = cnt.get(("local4", "efa"))
     if c:
-        each = " and ".join(f"{p} ({t})" for p, t in c[3])
+        each = " and ".join(f"{p} ({t}, {'?' if n is None else n} lost)"
+                            for p, t, n in c[3])
         w.append(f"| no retransmission without real loss (4 ranks, one host) | "
                  f"{spurious_rule(c)} | {c[0]} packets retransmitted, "
                  f"{c[1]} timeouts, in {len(c[3])} runs: {each}; datagrams lost: "
