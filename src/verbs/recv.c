@@ -29,9 +29,7 @@ int sefa_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr, struct ibv_recv_
 			err = sefa_refuse(EINVAL, "ibv_post_recv",
 			                  "num_sge must be 0 to the QP's max_recv_sge %u: %d",
 			                  qp->cap.max_recv_sge, wr->num_sge);
-		/* One queue for both paths: the device ring's receives the engine took
-		 * (ring_rx_held) fill it too (ring.c, rq_take_all). */
-		else if (sefa_wq_full(&qp->rq, qp->ring_rx_held) || qp->recv_count >= qp->rq.depth)
+		else if (sefa_rq_full(qp)) /* one queue for both paths (sefa.h) */
 			err = sefa_refuse(ENOMEM, "ibv_post_recv",
 			                  "the receive queue is full: all %u entries in use",
 			                  qp->rq.depth);

@@ -218,8 +218,7 @@ static bool rq_take_all(struct sefa_qp *qp)
 	while (pending) {
 		/* Room for one more: the receive queue holds what is posted and what
 		 * arrivals claimed (a claim may give its receive back), by both paths. */
-		uint32_t held = qp->rq.posted - atomic_load(&qp->rq.done) + qp->ring_rx_held;
-		bool full = held >= qp->rq.depth || qp->recv_count >= qp->rq.depth, bad;
+		bool full = sefa_rq_full(qp), bad;
 		struct sefa_recv_wqe *w =
 		    full ? &tmp
 		         : &qp->recvs[sefa_wrap_add(qp->recv_head, qp->recv_count, qp->rq.depth)];

@@ -401,6 +401,16 @@ struct sefa_qp {
 	struct sefa_send_wqe legacy_wqe;
 };
 
+/*
+ * The receive queue has no room: it holds the verbs path's receives until their
+ * completions are polled and the device ring's receives the engine took until they
+ * complete (ring_rx_held), all in recvs[depth]. Locked.
+ */
+static inline bool sefa_rq_full(struct sefa_qp *qp)
+{
+	return sefa_wq_full(&qp->rq, qp->ring_rx_held) || qp->recv_count >= qp->rq.depth;
+}
+
 /* ---- conversions ------------------------------------------------------- */
 
 static inline struct sefa_context *to_sctx(struct ibv_context *c)

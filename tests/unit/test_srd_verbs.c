@@ -106,8 +106,9 @@ static void post_recv(struct srd_end *e, unsigned i, uint32_t len)
 	REQUIRE(!ibv_post_recv(e->qp, &wr, &bad));
 }
 
-static void send_to(struct srd_end *e, uint32_t qpn, uint32_t qkey, uint64_t wr_id, unsigned slot,
-                    uint32_t len, int imm, uint32_t hints)
+/* A signaled send of sge through ah to qpn, in a wr_* session of its own. */
+static void send_wr(struct srd_end *e, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey,
+                    uint64_t wr_id, struct ibv_sge sge, int imm, uint32_t hints)
 {
 	ibv_wr_start(e->qx);
 	e->qx->wr_id = wr_id;
@@ -118,9 +119,16 @@ static void send_to(struct srd_end *e, uint32_t qpn, uint32_t qkey, uint64_t wr_
 		ibv_wr_send(e->qx);
 	if (hints)
 		efadv_wr_set_processing_hints(efadv_qp_from_ibv_qp_ex(e->qx), hints);
-	ibv_wr_set_ud_addr(e->qx, e->ah, qpn, qkey);
-	ibv_wr_set_sge(e->qx, e->mr->lkey, (uintptr_t)sslot(e, slot), len);
+	ibv_wr_set_ud_addr(e->qx, ah, qpn, qkey);
+	ibv_wr_set_sge(e->qx, sge.lkey, sge.addr, sge.length);
 	CHECK_EQ(ibv_wr_complete(e->qx), 0);
+}
+
+static void send_to(struct srd_end *e, uint32_t qpn, uint32_t qkey, uint64_t wr_id, unsigned slot,
+                    uint32_t len, int imm, uint32_t hints)
+{
+	send_wr(e, e->ah, qpn, qkey, wr_id,
+	        (struct ibv_sge){(uintptr_t)sslot(e, slot), len, e->mr->lkey}, imm, hints);
 }
 
 /* n sends of len bytes from slots 0..n-1 (wr_id first_id + i) in one wr_* session:
@@ -281,13 +289,8 @@ static void test_source_deregistered(struct srd_end *a)
 	memset(src, 0xd5, 4096);
 	mr = ibv_reg_mr(a->pd, src, 4096, IBV_ACCESS_LOCAL_WRITE);
 	REQUIRE(mr);
-	ibv_wr_start(a->qx);
-	a->qx->wr_id = 71;
-	a->qx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(a->qx);
-	ibv_wr_set_ud_addr(a->qx, ah, c.qp->qp_num, QKEY);
-	ibv_wr_set_sge(a->qx, mr->lkey, (uintptr_t)src, 1000);
-	CHECK_EQ(ibv_wr_complete(a->qx), 0);
+	send_wr(a, ah, c.qp->qp_num, QKEY, 71, (struct ibv_sge){(uintptr_t)src, 1000, mr->lkey}, 0,
+	        0);
 	/* Refused until c posts a receive (the engine, a's and c's, runs in the polls). */
 	for (long spins = 0; stats->c.srd_rnr_nak_rx == rnr0 && spins < 20000000; spins++)
 		CHECK_EQ(ibv_poll_cq(a->cq, 1, &wc), 0);
@@ -300,13 +303,8 @@ static void test_source_deregistered(struct srd_end *a)
 	CHECK_EQ(wc.vendor_err, 5);
 	/* The receive waits for the next send, and gets it alone. */
 	memset(sslot(a, 0), 0x3c, 600);
-	ibv_wr_start(a->qx);
-	a->qx->wr_id = 72;
-	a->qx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_send(a->qx);
-	ibv_wr_set_ud_addr(a->qx, ah, c.qp->qp_num, QKEY);
-	ibv_wr_set_sge(a->qx, a->mr->lkey, (uintptr_t)sslot(a, 0), 600);
-	CHECK_EQ(ibv_wr_complete(a->qx), 0);
+	send_wr(a, ah, c.qp->qp_num, QKEY, 72,
+	        (struct ibv_sge){(uintptr_t)sslot(a, 0), 600, a->mr->lkey}, 0, 0);
 	REQUIRE(poll_n(a->cq, &wc, 1) == 1);
 	CHECK_EQ(wc.wr_id, 72);
 	CHECK_EQ(wc.status, IBV_WC_SUCCESS);
