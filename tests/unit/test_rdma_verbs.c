@@ -299,9 +299,10 @@ static uint64_t tsum(uint32_t region)
 
 enum rop { OP_WRITE, OP_WRITE_IMM, OP_READ };
 
-/* Posts one RDMA operation from lbuf[loff..] (or inline bytes) to the target. */
-static int post(enum rop op, uint64_t wr_id, uint32_t rkey, uint64_t raddr, uint64_t loff,
-                uint32_t len, const void *inl, uint32_t qpn)
+/* Posts one RDMA operation from or into sge (or of inline bytes, sge.length of them)
+ * to the target. */
+static int post_sge(enum rop op, uint64_t wr_id, uint32_t rkey, uint64_t raddr, struct ibv_sge sge,
+                    const void *inl, uint32_t qpn)
 {
 	ibv_wr_start(qx);
 	qx->wr_id = wr_id;
@@ -314,10 +315,18 @@ static int post(enum rop op, uint64_t wr_id, uint32_t rkey, uint64_t raddr, uint
 		ibv_wr_rdma_read(qx, rkey, raddr);
 	ibv_wr_set_ud_addr(qx, ah, qpn ? qpn : ti.qpn_sol, QKEY);
 	if (inl)
-		ibv_wr_set_inline_data(qx, (void *)(uintptr_t)inl, len);
+		ibv_wr_set_inline_data(qx, (void *)(uintptr_t)inl, sge.length);
 	else
-		ibv_wr_set_sge(qx, mr->lkey, (uintptr_t)lbuf + loff, len);
+		ibv_wr_set_sge(qx, sge.lkey, sge.addr, sge.length);
 	return ibv_wr_complete(qx);
+}
+
+/* Posts one RDMA operation from lbuf[loff..] (or inline bytes) to the target. */
+static int post(enum rop op, uint64_t wr_id, uint32_t rkey, uint64_t raddr, uint64_t loff,
+                uint32_t len, const void *inl, uint32_t qpn)
+{
+	return post_sge(op, wr_id, rkey, raddr,
+	                (struct ibv_sge){(uintptr_t)lbuf + loff, len, mr->lkey}, inl, qpn);
 }
 
 static struct ibv_wc reap(void)
@@ -579,6 +588,46 @@ static void test_dereg_imm_in_flight(void)
 	CHECK_EQ(ask(CMD_POLL, 0, 0, 1000, 0).wc.n, 0);
 }
 
+/*
+ * A read's local destination deregistered before its answers come (the target process
+ * held stopped until then): the read fails with LOCAL_INVALID_LKEY (5) and not one
+ * answer byte lands in that memory, which stays the requester's. (The engine skips the
+ * per-packet look-up while no key left the MR table since the post: this is what voids
+ * that.) The requester's next read works.
+ */
+static void test_read_dst_deregistered(pid_t child)
+{
+	uint32_t len = big < (4u << 20) ? (uint32_t)big : 4u << 20; /* many answers */
+	uint8_t *dst = aligned_alloc(4096, len);
+	struct ibv_mr *dmr;
+	uint64_t changed = 0;
+	struct ibv_wc wc;
+	int st;
+
+	REQUIRE(dst);
+	memset(dst, 0x77, len);
+	dmr = ibv_reg_mr(pd, dst, len, IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(dmr);
+	REQUIRE(!kill(child, SIGSTOP));
+	REQUIRE(waitpid(child, &st, WUNTRACED) == child && WIFSTOPPED(st));
+	CHECK_EQ(post_sge(OP_READ, 90, ti.r[R_RW].rkey, raddr(R_RW, 0),
+	                  (struct ibv_sge){(uintptr_t)dst, len, dmr->lkey}, NULL, 0),
+	         0);
+	CHECK_EQ(ibv_dereg_mr(dmr), 0);
+	REQUIRE(!kill(child, SIGCONT));
+	wc = reap();
+	CHECK_EQ(wc.wr_id, 90);
+	CHECK_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+	CHECK_EQ(wc.vendor_err, 5);
+	for (uint32_t i = 0; i < len; i++)
+		changed += dst[i] != 0x77;
+	CHECK_EQ(changed, 0);
+	free(dst);
+	ask(CMD_FILL, R_RW, 0, 4096, 91);
+	CHECK_EQ(run(OP_READ, 91, ti.r[R_RW].rkey, raddr(R_RW, 0), 0, 4096).status, IBV_WC_SUCCESS);
+	CHECK_EQ(ask(CMD_SUM, R_RW, 0, 4096, 0).sum, sum(lbuf, 4096));
+}
+
 static uint64_t parse_size(const char *s)
 {
 	char *end;
@@ -645,6 +694,7 @@ int main(int argc, char **argv)
 	test_access();
 	test_dereg_in_flight();
 	test_dereg_imm_in_flight();
+	test_read_dst_deregistered(child);
 
 	/* With SOFTEFA_FAULT_* set, both engines must have injected the faults: a faults run
 	 * that met none is a clean run. The target's engine is read while it still runs. */

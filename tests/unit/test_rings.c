@@ -638,9 +638,40 @@ static bool counter_reaches(size_t off, int64_t want)
 }
 
 /*
+ * Reaps a QP's flushed receives: `ring` from the CQ ring (requests first, first + 1, ...
+ * in order) and `verbs` from ibv_poll_cq (wr_ids 0, 1, ... in order), each flushed, then
+ * makes sure nothing else comes. The number of checks that failed.
+ */
+static int flushed(struct end *e, uint64_t first, uint32_t ring, uint32_t verbs)
+{
+	uint32_t r = 0, v = 0, extra = 0;
+	int bad = 0;
+	struct ibv_wc wc;
+	struct got g;
+
+	for (long spins = 0; (r < ring || v < verbs) && spins < 20000000; spins++) {
+		if (cq_next(e, &g)) {
+			bad += g.req != first + r || g.status != 1; /* FLUSHED */
+			r++;
+		}
+		if (ibv_poll_cq(e->cq, 1, &wc) == 1) {
+			bad += wc.wr_id != v || wc.status != IBV_WC_WR_FLUSH_ERR;
+			v++;
+		}
+	}
+	for (int i = 0; i < 1000; i++)
+		extra += cq_next(e, &g) + (uint32_t)ibv_poll_cq(e->cq, 1, &wc);
+	if (r != ring || v != verbs || extra || bad)
+		fprintf(stderr, "  flushed: %u of %u ring, %u of %u verbs, %u extra, %d wrong\n", r,
+		        ring, v, verbs, extra, bad);
+	return bad + (r != ring) + (v != verbs) + (extra != 0);
+}
+
+/*
  * One receive queue for both paths: the ring's receives the engine took count against
  * its depth, and a verbs post that finds no room is refused with ENOMEM (it counted
- * verbs posts alone, and overwrote receives the ring queued, or wrote past the queue).
+ * verbs posts alone, and overwrote receives the ring queued, or wrote past the queue);
+ * the error state then flushes every receive of both paths, each once.
  */
 static void test_rq_shared(struct end *a)
 {
@@ -697,6 +728,11 @@ static void test_rq_shared(struct end *a)
 	}
 	CHECK_EQ(err, ENOMEM);
 	CHECK_EQ(n - 1, depth - (RQ_WR - 1));
+	/* Every receive of both paths is still queued, once: the error state flushes each,
+	 * the ring's to the CQ ring, the verbs posts to ibv_poll_cq. */
+	CHECK_EQ(ibv_modify_qp(c.qp, &(struct ibv_qp_attr){.qp_state = IBV_QPS_ERR}, IBV_QP_STATE),
+	         0);
+	CHECK_EQ(flushed(&c, 701, RQ_WR - 1, n - 1), 0);
 	CHECK_EQ(ibv_destroy_ah(ah), 0);
 	end_close(&c);
 }
