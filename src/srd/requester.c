@@ -553,9 +553,14 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 	if (s->msg->d.burst && !s->tx_count)
 		s->path = srd_path_burst(p, now);
 	else
-		/* New packets spray; a lost one goes again on the path that delivered last. */
-		s->path = s->tx_count ? srd_path_pick_proven(p, now, s->path)
-		                      : srd_path_spray(p, now, s->len);
+		/* New packets spray; a lost one goes again on the path that delivered last,
+		 * not the one it was lost on. One refused for want of a receive (RNR) was
+		 * not lost: the refusal proves its path delivers, so none is avoided (a
+		 * resend kept off the one live path of a blackholed link's, while the rest
+		 * lost everything, until the peer timed out: simulator seed 93287). */
+		s->path = s->tx_count
+		              ? srd_path_pick_proven(p, now, s->rnr_again ? UINT32_MAX : s->path)
+		              : srd_path_spray(p, now, s->len);
 	path = &tx->paths[s->path];
 	s->retry = srd_path_retrying(p, s->path, now);
 	s->path_seq = path->seq++;
@@ -678,6 +683,7 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	s->len = m->wire_len - s->offset < mss ? m->wire_len - s->offset : mss;
 	s->tx_count = 0;
 	s->losses = 0;
+	s->rnr_refusals = 0;
 	s->rnr_again = false;
 	s->rto_lost = false;
 	if (m->sent_pkts == 0)
@@ -931,11 +937,15 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	ep->stats.rnr_nak_rx++;
 	if (s->state == PKT_RNR)
 		return false;
-	/* One RNR round counts once, however many of its packets were refused. */
-	if (s->sent_ns >= m->last_rnr_ns) {
-		m->rnr_count++;
-		m->last_rnr_ns = now;
-	}
+	/* One RNR round counts once, however many of its packets were refused: a round
+	 * is each packet refused once more, so the message's count is that of its most
+	 * refused packet. (Counted by when refusals came, a message longer than the window,
+	 * refused a window at a time, made each wave a round of its own: rnr_retry 3 failed
+	 * it within a few round trips.) */
+	if (s->rnr_refusals < UINT8_MAX)
+		s->rnr_refusals++;
+	if (s->rnr_refusals > m->rnr_count)
+		m->rnr_count = s->rnr_refusals;
 	if (m->d.rnr_retry != 7 && m->rnr_count > m->d.rnr_retry) {
 		msg_finish(p, m, SRD_REMOTE_RNR, true);
 		return true;

@@ -75,6 +75,7 @@ struct srd_slot {
 	bool rto_lost;          /* a timeout declared it lost (undo.c) */
 	uint64_t first_sent_ns; /* when its first transmission left */
 	uint8_t losses;         /* times declared lost: its timeout doubles with each */
+	uint8_t rnr_refusals;   /* times refused for want of a receive (RNR) */
 	bool rnr_again;         /* the next transmission answers an RNR refusal */
 	bool retry;             /* sent on a path back from its cooldown, not yet heard from */
 	struct list_node q;     /* in-flight list (send order), retransmit queue or RNR list */
@@ -98,8 +99,7 @@ struct srd_msg {
 	uint32_t sent_pkts;     /* packets given a PSN so far */
 	uint32_t acked_pkts;
 	uint32_t slot_refs; /* ring slots still pointing here */
-	uint32_t rnr_count;
-	uint64_t last_rnr_ns;
+	uint32_t rnr_count; /* RNR rounds: the most any of its packets was refused */
 	uint8_t state;
 	uint8_t wire_op;       /* opcode on the wire (READ -> READ_REQ; answers READ_RESP) */
 	uint32_t wire_len;     /* bytes its packets carry (0 for a read request) */

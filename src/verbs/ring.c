@@ -166,9 +166,12 @@ static bool sq_take(struct sefa_qp *qp)
 }
 
 /*
- * One receive from the ring: descriptors from ci up to the one marked last, at most the
- * QP's max_recv_sge. Returns how many it spans (0: not all published yet), with
- * *bad set when it has more buffers than the QP takes.
+ * One receive from the ring: descriptors from ci up to the one marked last. Returns how
+ * many it spans (0: not all published yet), with *bad set when it has more buffers than
+ * the QP takes (max_recv_sge) or ends without a last mark, a later descriptor marked
+ * first beginning the next. A receive too long is taken whole, to its last descriptor:
+ * cut at the QP's limit, its tail was taken for a receive of its own, under the same
+ * request id, and the client had two completions for one receive.
  */
 static uint32_t rq_group(struct sefa_qp *qp, uint16_t pending, struct sefa_recv_wqe *w, bool *bad)
 {
@@ -181,6 +184,10 @@ static uint32_t rq_group(struct sefa_qp *qp, uint16_t pending, struct sefa_recv_
 		struct sefa_ring_rx_desc d;
 
 		memcpy(&d, wq_entry(q, (uint32_t)q->ci + k), sizeof(d));
+		if (k > 0 && (d.lkey_ctrl & SEFA_RING_RX_FIRST)) {
+			*bad = true;
+			return k;
+		}
 		if (k == 0)
 			w->wr_id = d.req_id;
 		if (k < SEFA_MAX_SGE) {
@@ -189,12 +196,10 @@ static uint32_t rq_group(struct sefa_qp *qp, uint16_t pending, struct sefa_recv_
 			w->sge[k].lkey = d.lkey_ctrl & SEFA_RING_LKEY_MASK;
 			w->num_sge = k + 1;
 		}
+		if (k + 1 > max)
+			*bad = true;
 		if (d.lkey_ctrl & SEFA_RING_RX_LAST)
 			return k + 1;
-		if (k + 1 >= max) {
-			*bad = true;
-			return k + 1;
-		}
 	}
 	return 0;
 }

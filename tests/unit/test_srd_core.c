@@ -271,6 +271,23 @@ static void test_rnr(void)
  * cap apart, and delivers within a cap of the receiver posting. RNR resends are no
  * retransmissions: no timeout doubles, none fires.
  */
+/*
+ * A message of len bytes, rnr_retry 3, to host 1, which has no receive until `ready`
+ * (0: never); run to the end.
+ */
+static const struct sim_op *refused_msg(struct sim *s, uint32_t len, uint64_t ready)
+{
+	uint32_t m;
+
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_SEND, len, SIM_OP_OK);
+	sim_set_rnr_retry(s, m, 3);
+	if (ready)
+		sim_credits_at(s, ready, 1, 1);
+	CHECK(run(s));
+	return op_at(s, m);
+}
+
 static void test_rnr_backoff(void)
 {
 	struct srd_config c = base_cfg();
@@ -281,11 +298,7 @@ static void test_rnr_backoff(void)
 
 	c.peer_timeout_ns = 2000000000ull;
 	s = pair_plain(11, &c);
-	sim_credits_at(s, 0, 1, 0);
-	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
-	sim_set_rnr_retry(s, m, 3);
-	CHECK(run(s));
-	op = op_at(s, m);
+	op = refused_msg(s, 100, 0);
 	CHECK_EQ(op->status, SRD_REMOTE_RNR);
 	CHECK_EQ(ep_stats(s, 1)->rnr_nak_tx, 4);
 	CHECK(op->done_ns - op->post_ns >= 700000);
@@ -308,6 +321,37 @@ static void test_rnr_backoff(void)
 	CHECK(ep_stats(s, 1)->rnr_nak_tx < 20);
 	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
 	check_delivery(s, 0, 1);
+	sim_free(s);
+}
+
+/*
+ * A message of several windows to a receiver with no receive posted: refused a window at
+ * a time, each refused wave is part of the same round, not a round of its own, so
+ * rnr_retry 3 gives the receiver as long as for a one-packet message (0.7 ms) to post
+ * (counted by when the refusals came, the message failed with REMOTE_RNR a few round
+ * trips in). Without a receive it still fails, after the same waits.
+ */
+static void test_rnr_long_message(void)
+{
+	struct srd_config c = base_cfg();
+	uint32_t len = 4 * c.window * c.mss;
+	const struct sim_op *op;
+	struct sim *s;
+	uint64_t ready;
+
+	c.peer_timeout_ns = 2000000000ull;
+	s = pair_plain(13, &c);
+	ready = sim_now(s) + 500000; /* the receiver posts 0.5 ms later */
+	op = refused_msg(s, len, ready);
+	CHECK_EQ(op->status, SRD_OK);
+	CHECK(op->done_ns >= ready);
+	check_delivery(s, 0, 1);
+	sim_free(s);
+
+	s = pair_plain(14, &c);
+	op = refused_msg(s, len, 0);
+	CHECK_EQ(op->status, SRD_REMOTE_RNR);
+	CHECK(op->done_ns - op->post_ns >= 700000);
 	sim_free(s);
 }
 
@@ -1826,6 +1870,7 @@ int main(void)
 	test_chaos(60000);
 	test_rnr();
 	test_rnr_backoff();
+	test_rnr_long_message();
 	test_rnr_burst();
 	test_rnr_stream();
 	test_nak_turns();
