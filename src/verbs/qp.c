@@ -418,7 +418,7 @@ void sefa_qp_flush(struct sefa_qp *qp)
 	}
 }
 
-/* Locked: back to RESET, queues empty, their completions gone. */
+/* Locked: the QP's row of the stats tables (softefa stats). */
 void sefa_qp_view(struct net_ep *ep, struct net_table_qp *row)
 {
 	struct sefa_qp *qp = container_of(ep, struct sefa_qp, ep);
@@ -434,6 +434,7 @@ void sefa_qp_view(struct net_ep *ep, struct net_table_qp *row)
 	row->recvs_done = atomic_load_explicit(&qp->rq.done, memory_order_relaxed);
 }
 
+/* Locked: back to RESET, queues empty, their completions gone. */
 static void qp_reset(struct sefa_qp *qp)
 {
 	qp->recv_head = qp->recv_count = 0;
