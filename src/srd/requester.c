@@ -935,7 +935,9 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 		return true;
 	}
 	ep->stats.rnr_nak_rx++;
-	if (s->state == PKT_RNR)
+	/* Refused already, and not sent again since (waiting out the refusal, or for the
+	 * window): a refusal of the copy before, late or repeated, is no new round. */
+	if (s->state == PKT_RNR || s->rnr_again)
 		return false;
 	/* One RNR round counts once, however many of its packets were refused: a round
 	 * is each packet refused once more, so the message's count is that of its most

@@ -168,8 +168,8 @@ static bool sq_take(struct sefa_qp *qp)
 /*
  * One receive from the ring: descriptors from ci up to the one marked last. Returns how
  * many it spans (0: not all published yet), with *bad set when it has more buffers than
- * the QP takes (max_recv_sge) or ends without a last mark, a later descriptor marked
- * first beginning the next. A receive too long is taken whole, to its last descriptor:
+ * the QP takes (max_recv_sge) or ends without a last mark (a later descriptor marked
+ * first begins the next, or the whole ring is published without one). A receive too long is taken whole, to its last descriptor:
  * cut at the QP's limit, its tail was taken for a receive of its own, under the same
  * request id, and the client had two completions for one receive.
  */
@@ -200,6 +200,11 @@ static uint32_t rq_group(struct sefa_qp *qp, uint16_t pending, struct sefa_recv_
 			*bad = true;
 		if (d.lkey_ctrl & SEFA_RING_RX_LAST)
 			return k + 1;
+	}
+	/* A whole ring with no end in it can never end: the client can publish no more. */
+	if (pending >= q->entries) {
+		*bad = true;
+		return pending;
 	}
 	return 0;
 }

@@ -137,25 +137,29 @@ static inline void ring_buf_desc(uint8_t *d, uint64_t addr, uint32_t len, uint32
 	put32(d + 12, (uint32_t)(addr >> 32));
 }
 
+/* One receive descriptor at the producer index, with the marks given; not published. */
+static inline void ring_rq_desc(struct wq *rq, uint16_t req, uint8_t *addr, uint32_t len,
+                                uint32_t lkey, uint32_t marks)
+{
+	uint8_t *d = rq->buf + (size_t)(rq->pc & (rq->n - 1)) * 16;
+
+	put32(d, (uint32_t)(uintptr_t)addr);
+	put32(d + 4, (uint32_t)((uintptr_t)addr >> 32));
+	put16(d + 8, req);
+	put16(d + 10, (uint16_t)len);
+	put32(d + 12, (lkey & 0xffffff) | marks);
+	rq->pc++;
+}
+
 /* A receive of nbuf buffers over [addr, addr + len), published. */
 static inline void ring_rq_post(struct wq *rq, uint16_t req, uint8_t *addr, uint32_t len,
                                 unsigned nbuf, uint32_t lkey)
 {
 	uint32_t part = len / nbuf;
 
-	for (unsigned i = 0; i < nbuf; i++) {
-		uint8_t *d = rq->buf + (size_t)(rq->pc & (rq->n - 1)) * 16;
-		uint32_t l = i + 1 == nbuf ? len - part * i : part;
-		uint32_t ctrl =
-		    (lkey & 0xffffff) | (i == 0 ? RX_FIRST : 0) | (i + 1 == nbuf ? RX_LAST : 0);
-
-		put32(d, (uint32_t)(uintptr_t)(addr + part * i));
-		put32(d + 4, (uint32_t)((uintptr_t)(addr + part * i) >> 32));
-		put16(d + 8, req);
-		put16(d + 10, (uint16_t)l);
-		put32(d + 12, ctrl);
-		rq->pc++;
-	}
+	for (unsigned i = 0; i < nbuf; i++)
+		ring_rq_desc(rq, req, addr + part * i, i + 1 == nbuf ? len - part * i : part, lkey,
+		             (i == 0 ? RX_FIRST : 0) | (i + 1 == nbuf ? RX_LAST : 0));
 	__atomic_store_n(rq->db, rq->pc, __ATOMIC_RELEASE);
 }
 

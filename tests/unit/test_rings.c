@@ -554,9 +554,10 @@ static void test_mixed(struct end *a, struct end *b)
 
 /*
  * A receive of more buffers than the QP takes (4 against max_recv_sge 3) completes once,
- * with LOCAL_ERROR_BAD_LENGTH (6), and is taken whole: the next receive gets the next
- * message. (Cut at the limit, its last buffer was taken for a receive of its own under
- * the same request id: a second completion of 600, holding the message.)
+ * with LOCAL_ERROR_BAD_LENGTH (6), and is taken whole; so does one whose last buffer is
+ * not marked last, ended by the next marked first. The receive after each gets the next
+ * message. (Cut at the limit, the long one's last buffer was taken for a receive of its
+ * own under the same request id: a second completion of 600, holding the message.)
  */
 static void test_bad_recv(struct end *a, struct end *b)
 {
@@ -566,15 +567,19 @@ static void test_bad_recv(struct end *a, struct end *b)
 
 	fill(src, 64, 6);
 	ring_recv(b, 600, b->buf, 4 * 64, 4);
-	ring_recv(b, 601, b->buf + RX_SLOT, RX_SLOT, 1);
+	ring_rq_desc(&b->rq, 601, b->buf, 64, b->mr->lkey, RX_FIRST);
+	ring_rq_desc(&b->rq, 601, b->buf + 64, 64, b->mr->lkey, 0);
+	ring_recv(b, 602, b->buf + RX_SLOT, RX_SLOT, 1); /* publishes all three */
 	ring_send(a, b, 0x6001, src, 64, false, false, 0);
 	sq_doorbell(a);
 	CHECK_EQ(send_status(a, 0x6001), 0);
+	for (uint64_t req = 600; req <= 601; req++) {
+		REQUIRE(cq_wait(b, &g));
+		CHECK_EQ(g.req, req);
+		CHECK_EQ(g.status, 6);
+	}
 	REQUIRE(cq_wait(b, &g));
-	CHECK_EQ(g.req, 600);
-	CHECK_EQ(g.status, 6);
-	REQUIRE(cq_wait(b, &g));
-	CHECK_EQ(g.req, 601);
+	CHECK_EQ(g.req, 602);
 	CHECK_EQ(g.status, 0);
 	CHECK_EQ(g.len, 64);
 	CHECK(!memcmp(b->buf + RX_SLOT, src, 64));

@@ -233,44 +233,6 @@ static void test_chaos(uint32_t run_bytes)
 	}
 }
 
-/* No receive posted: RNR retries, then delivery once receives appear. */
-static void test_rnr(void)
-{
-	struct srd_config c = base_cfg();
-	struct sim_host_stats hs;
-	struct sim *s = pair_plain(5, &c);
-	uint32_t m;
-
-	sim_credits_at(s, 0, 1, 0);
-	m = post(s, SIM_OP_SEND, 3000, SIM_OP_OK); /* rnr_retry 7: for ever */
-	sim_run_until(s, 5 * SIM_NS_PER_MS);
-	CHECK_EQ(op_at(s, m)->status, -1);
-	CHECK(ep_stats(s, 1)->rnr_nak_tx > 0);
-	sim_credits_at(s, sim_now(s), 1, 1);
-	CHECK(run(s));
-	check_delivery(s, 0, 1);
-	sim_free(s);
-
-	/* A bounded rnr_retry runs out: REMOTE_RNR, in bounded time. */
-	s = pair_plain(6, &c);
-	sim_credits_at(s, 0, 1, 0);
-	m = post(s, SIM_OP_SEND, 100, SIM_OP_OK);
-	sim_set_rnr_retry(s, m, 3);
-	CHECK(run(s));
-	CHECK_EQ(op_at(s, m)->status, SRD_REMOTE_RNR);
-	CHECK_EQ(op_at(s, m)->tx_done, 1);
-	sim_host_stats(s, 1, &hs);
-	CHECK_EQ(hs.claims, 0);
-	CHECK_EQ(sim_check(s, stderr, 10), 0);
-	sim_free(s);
-}
-
-/*
- * The RNR schedule (docs/srd.md): waits of 100, 200, 400 us... up to 10 ms, so rnr_retry
- * 3 gives up after about 0.7 ms plus round trips; rnr_retry 7 keeps asking, at most the
- * cap apart, and delivers within a cap of the receiver posting. RNR resends are no
- * retransmissions: no timeout doubles, none fires.
- */
 /*
  * A message of len bytes, rnr_retry 3, to host 1, which has no receive until `ready`
  * (0: never); run to the end.
@@ -288,6 +250,42 @@ static const struct sim_op *refused_msg(struct sim *s, uint32_t len, uint64_t re
 	return op_at(s, m);
 }
 
+/* No receive posted: RNR retries, then delivery once receives appear. */
+static void test_rnr(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim_host_stats hs;
+	const struct sim_op *op;
+	struct sim *s = pair_plain(5, &c);
+	uint32_t m;
+
+	sim_credits_at(s, 0, 1, 0);
+	m = post(s, SIM_OP_SEND, 3000, SIM_OP_OK); /* rnr_retry 7: for ever */
+	sim_run_until(s, 5 * SIM_NS_PER_MS);
+	CHECK_EQ(op_at(s, m)->status, -1);
+	CHECK(ep_stats(s, 1)->rnr_nak_tx > 0);
+	sim_credits_at(s, sim_now(s), 1, 1);
+	CHECK(run(s));
+	check_delivery(s, 0, 1);
+	sim_free(s);
+
+	/* A bounded rnr_retry runs out: REMOTE_RNR, in bounded time. */
+	s = pair_plain(6, &c);
+	op = refused_msg(s, 100, 0);
+	CHECK_EQ(op->status, SRD_REMOTE_RNR);
+	CHECK_EQ(op->tx_done, 1);
+	sim_host_stats(s, 1, &hs);
+	CHECK_EQ(hs.claims, 0);
+	CHECK_EQ(sim_check(s, stderr, 10), 0);
+	sim_free(s);
+}
+
+/*
+ * The RNR schedule (docs/srd.md): waits of 100, 200, 400 us... up to 10 ms, so rnr_retry
+ * 3 gives up after about 0.7 ms plus round trips; rnr_retry 7 keeps asking, at most the
+ * cap apart, and delivers within a cap of the receiver posting. RNR resends are no
+ * retransmissions: no timeout doubles, none fires.
+ */
 static void test_rnr_backoff(void)
 {
 	struct srd_config c = base_cfg();
