@@ -169,9 +169,10 @@ static bool sq_take(struct sefa_qp *qp)
  * One receive from the ring: descriptors from ci up to the one marked last. Returns how
  * many it spans (0: not all published yet), with *bad set when it has more buffers than
  * the QP takes (max_recv_sge) or ends without a last mark (a later descriptor marked
- * first begins the next, or the whole ring is published without one). A receive too long is taken whole, to its last descriptor:
- * cut at the QP's limit, its tail was taken for a receive of its own, under the same
- * request id, and the client had two completions for one receive.
+ * first begins the next, or the whole ring is published without one). A receive too
+ * long is taken whole, to its last descriptor: cut at the QP's limit, its tail was
+ * taken for a receive of its own, under the same request id, and the client had two
+ * completions for one receive.
  */
 static uint32_t rq_group(struct sefa_qp *qp, uint16_t pending, struct sefa_recv_wqe *w, bool *bad)
 {
