@@ -935,9 +935,10 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 		return true;
 	}
 	ep->stats.rnr_nak_rx++;
-	/* Refused already, and not sent again since (waiting out the refusal, or for the
-	 * window): a refusal of the copy before, late or repeated, is no new round. */
-	if (s->state == PKT_RNR || s->rnr_again)
+	/* Refused already, and not sent again since (in the RNR queue, or waiting for the
+	 * window: rnr_again covers both): a refusal of the copy before, late or repeated,
+	 * is no new round. */
+	if (s->rnr_again)
 		return false;
 	/* One RNR round counts once, however many of its packets were refused: a round
 	 * is each packet refused once more, so the message's count is that of its most
