@@ -75,6 +75,41 @@ static void lazy_settle(struct srd_peer *p, uint64_t now)
 	}
 }
 
+/*
+ * Acks that always echoed the newest packet sampled the RTT of only some paths: a
+ * receiver acking every second packet of a sender spraying packet by packet over an
+ * even number of paths echoed every other path's packets and never the rest's, whose
+ * losses across paths were then never judged (a path needs an RTT of its own) and
+ * whose loss estimates never decayed. So of the packets an ack covers the echo is the
+ * one whose path was echoed longest ago, the newest of those: where every packet comes
+ * by one path (a run), the newest as before. Its wait here is reported all the same,
+ * so the sender's sample is the fabric's round trip of that packet.
+ */
+static uint16_t echo_age(const struct srd_rx *rx, uint8_t path)
+{
+	return (uint16_t)(rx->echoes - rx->path_echoed[path]);
+}
+
+void srd_rx_echo_pick(struct srd_peer *p, const struct srd_data_hdr *h, bool first)
+{
+	struct srd_rx *rx = &p->rx;
+	/* A path number beyond any engine's (a hostile sender's) ages as path 0. */
+	uint8_t path = h->path < SRD_MAX_PATHS ? h->path : 0;
+
+	if (!first && echo_age(rx, path) < echo_age(rx, rx->echo_path % SRD_MAX_PATHS))
+		return;
+	rx->echo_psn = h->psn;
+	rx->echo_arrived_ns = p->ep->in_arrived_ns;
+	rx->echo_path = h->path;
+	rx->echo_hello = false;
+}
+
+/* An ack leaves echoing echo_psn. */
+static void echo_sent(struct srd_rx *rx)
+{
+	rx->path_echoed[rx->echo_path % SRD_MAX_PATHS] = ++rx->echoes;
+}
+
 bool srd_rx_ack_rides(const struct srd_peer *p)
 {
 	const struct srd_rx *rx = &p->rx;
@@ -96,6 +131,7 @@ void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now)
 	h->ack_cum = rx->cum;
 	h->ack_echo = rx->echo_psn;
 	h->ack_host = host_delay(rx->echo_arrived_ns, now);
+	echo_sent(rx);
 	lazy_settle(p, now);
 	rx->ack_pending = false;
 	rx->unacked = 0;
@@ -237,6 +273,14 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 		a->host_delay = host_delay(rx->answer_arrived_ns, now);
 		a->echo_psn = rx->answer_probe;
 		rx->answer_pending = false;
+	} else {
+		echo_sent(rx);
+		if (rx->echo_hello) {
+			/* A hello's answer: the path the hello came by works, and its sender,
+			 * with no packet of its own acknowledged yet, cannot know which. */
+			a->flags |= SRD_ACK_F_HELLO;
+			a->dup_path = rx->echo_path;
+		}
 	}
 	a->nsack = more ? 0 : (uint8_t)build_sacks(p, a->sack);
 	/* A lazy hold ends with the ack that says all: one of a train naming refusals
@@ -359,7 +403,9 @@ int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		a.dst_epoch = rx->hello_epoch;
 		a.cum = rx->hello_cum;
 		a.echo_psn = rx->hello_echo;
-		a.flags = SRD_ACK_F_HOST; /* the sender may take a sample from it */
+		/* The sender may take a sample from it, and the path it came by works. */
+		a.flags = SRD_ACK_F_HOST | SRD_ACK_F_HELLO;
+		a.dup_path = rx->hello_path;
 		a.host_delay = host_delay(rx->hello_arrived_ns, now);
 		rx->hello_pending = false;
 	} else {

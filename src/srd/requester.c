@@ -426,8 +426,31 @@ void srd_msg_cancel(struct srd_ep *ep, struct srd_msg *m)
 	msg_finish(m->peer, m, SRD_FLUSHED, false);
 }
 
+/*
+ * A message fails with the peer. With refusals (the peer timed out, and may still run),
+ * an answer to one of its reads leaves a refusing answer (13) in that list, to go once
+ * the peer is a stranger again: the requester's read would otherwise wait for bytes
+ * that will never come, for ever if our later traffic keeps the peer alive in its eyes
+ * (a one-way blackhole longer than the timeout that heals). A refusal failing in turn
+ * leaves none. Without memory for it, the requester's own timeout is all it has.
+ */
+static void fail_msg(struct srd_peer *p, struct srd_msg *m, int status, struct list_node *refusals,
+                     uint64_t now)
+{
+	struct srd_msg *r;
+
+	if (refusals && m->wire_op == SRD_OP_READ_RESP && !m->answer_status) {
+		r = srd_send_answer(p, m->read_msn, m->d.len, SRD_LOCAL_UNRESP_REMOTE, NULL, now);
+		if (r) {
+			list_del(&r->link);
+			list_add_tail(refusals, &r->link);
+		}
+	}
+	msg_finish(p, m, status, true);
+}
+
 /* Every message of the peer fails: the peer is gone (or restarted). */
-static void fail_all(struct srd_peer *p, int status)
+static void fail_all(struct srd_peer *p, int status, struct list_node *refusals, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 
@@ -438,12 +461,12 @@ static void fail_all(struct srd_peer *p, int status)
 
 		if (s->state != PKT_DONE && s->state != PKT_FREE && s->msg &&
 		    s->msg->state != MSG_FINISHED)
-			msg_finish(p, s->msg, status, true);
+			fail_msg(p, s->msg, status, refusals, now);
 	}
 	while (!list_empty(&tx->sendq)) {
 		struct srd_msg *m = container_of(tx->sendq.next, struct srd_msg, link);
 
-		msg_finish(p, m, status, true);
+		fail_msg(p, m, status, refusals, now);
 	}
 	while (!list_empty(&tx->readq)) {
 		struct srd_msg *m = container_of(tx->readq.next, struct srd_msg, link);
@@ -473,7 +496,8 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 			continue;
 		slot_unlink(p, s);
 		s->state = PKT_LOST;
-		s->tx_count = 0; /* its first real transmission is still to come */
+		s->tx_count = 0;       /* its first real transmission is still to come ... */
+		s->asked_again = true; /* ... on the proven path (a hello's answer proves one) */
 		list_add_tail(&tx->retx, &s->q);
 	}
 	if (!list_empty(&tx->retx))
@@ -504,7 +528,8 @@ bool srd_tx_conversing(const struct srd_peer *p, uint64_t now, uint64_t hold_ns)
 
 void srd_tx_peer_gone(struct srd_peer *p)
 {
-	fail_all(p, SRD_LOCAL_UNRESP_REMOTE);
+	/* A restart: its new incarnation knows none of the reads we were answering. */
+	fail_all(p, SRD_LOCAL_UNRESP_REMOTE, NULL, 0);
 	p->tx.peer_epoch = 0;
 	p->tx.answered = p->tx.tracked = false;
 }
@@ -550,16 +575,17 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 	struct srd_tx *tx = &p->tx;
 	struct srd_path *path;
 
-	if (s->msg->d.burst && !s->tx_count)
+	if (s->msg->d.burst && !s->tx_count && !s->asked_again)
 		s->path = srd_path_burst(p, now);
 	else
 		/* New packets spray; a lost one goes again on the path that delivered last,
-		 * not the one it was lost on. One refused for want of a receive (RNR) was
-		 * not lost: the refusal proves its path delivers, so none is avoided (a
-		 * resend kept off the one live path of a blackholed link's, while the rest
-		 * lost everything, until the peer timed out: simulator seed 93287). */
-		s->path = s->tx_count
-		              ? srd_path_pick_proven(p, now, s->rnr_again ? UINT32_MAX : s->path)
+		 * not the one it was lost on. One the peer asked for again was not lost: a
+		 * refusal for want of a receive (RNR), or the answer to a hello, proves its
+		 * path delivers, so none is avoided (a resend kept off the one live path of
+		 * a blackholed link's, while the rest lost everything, until the peer timed
+		 * out: simulator seed 93287). */
+		s->path = s->tx_count || s->asked_again
+		              ? srd_path_pick_proven(p, now, s->asked_again ? UINT32_MAX : s->path)
 		              : srd_path_spray(p, now, s->len);
 	path = &tx->paths[s->path];
 	s->retry = srd_path_retrying(p, s->path, now);
@@ -582,13 +608,14 @@ static void launch(struct srd_peer *p, struct srd_slot *s, uint64_t now)
 	list_add_tail(&path->inflight, &s->pathq);
 	path->ninflight++;
 	path->tx++;
-	if (s->rnr_again)
-		s->rnr_again = false; /* asked again, not lost: neither count */
-	else if (s->tx_count > 1) {
+	/* Asked for again, it was not lost: no retransmission. */
+	if (s->tx_count == 1)
+		ep->stats.data_tx++;
+	else if (!s->asked_again) {
 		ep->stats.data_retx++;
 		tx->n_retx++;
-	} else
-		ep->stats.data_tx++;
+	}
+	s->asked_again = false;
 }
 
 /* The data header of a slot's packet. */
@@ -684,7 +711,7 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 	s->tx_count = 0;
 	s->losses = 0;
 	s->rnr_refusals = 0;
-	s->rnr_again = false;
+	s->asked_again = false;
 	s->rto_lost = false;
 	if (m->sent_pkts == 0)
 		m->msn_first_psn = s->psn;
@@ -936,9 +963,9 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	}
 	ep->stats.rnr_nak_rx++;
 	/* Refused already, and not sent again since (in the RNR queue, or waiting for the
-	 * window: rnr_again covers both): a refusal of the copy before, late or repeated,
+	 * window: asked_again covers both): a refusal of the copy before, late or repeated,
 	 * is no new round. */
-	if (s->rnr_again)
+	if (s->asked_again)
 		return false;
 	/* One RNR round counts once, however many of its packets were refused: a round
 	 * is each packet refused once more, so the message's count is that of its most
@@ -958,10 +985,33 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
 	/* It arrived and was answered: no loss, so its timeout does not double and its
 	 * resend is not counted as a retransmission. (Its transmissions still count, so
 	 * that no acknowledgement of an earlier one passes for an RTT sample.) */
-	s->rnr_again = true;
+	s->asked_again = true;
 	s->rnr_until_ns = now + rnr_wait(ep, m->rnr_count);
 	rnrq_insert(tx, s);
 	return true;
+}
+
+/*
+ * A hello's answer says which path the hello came by: the one proven path a sender has
+ * before any of its packets is acknowledged. (Without it, the hello sent again
+ * addressed went on the next path in turn: with most paths dead, a first contact that
+ * got through once could fail with 13 at the peer timeout, simulator seed 135507.)
+ */
+static void hello_answered(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
+{
+	if (a->flags & SRD_ACK_F_HELLO && a->dup_path < p->ep->cfg.npaths)
+		srd_path_on_delivery(p, a->dup_path, now);
+}
+
+/* The ack's refusals for want of a receive (rnr), or its others; true if any counted. */
+static bool on_naks(struct srd_peer *p, const struct srd_ack_hdr *a, bool rnr, uint64_t now)
+{
+	bool refused = false;
+
+	for (unsigned i = 0; i < a->nnak; i++)
+		if ((a->nak[i].status == SRD_REMOTE_RNR) == rnr)
+			refused |= on_nak(p, &a->nak[i], now);
+	return refused;
 }
 
 /* An ack's round trip: the fabric's part, and the hosts' (both 0: no sample). */
@@ -1188,7 +1238,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 	uint32_t before = tx->una, inflight_before = tx->inflight, newly;
 	struct rtt_split rtt;
 	uint64_t late, first_sent = 0;
-	bool refused = false, proven, answer;
+	bool refused, proven, answer;
 
 	if (!ack_current(p, a, now))
 		return;
@@ -1197,6 +1247,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 		return;
 	}
 	srd_tx_learn_epoch(p, a->src_epoch);
+	hello_answered(p, a, now);
 	/* An answer's echo names a probe, not a packet: no sample, no lateness from it. */
 	answer = a->flags & SRD_ACK_F_ANSWER;
 	/* Nor does an ack of a train naming refusals give one: each echoes the same packet
@@ -1209,14 +1260,19 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 	late = proven   ? late_by_report(a, first_sent, now)
 	       : answer ? probe_late(p, a, now)
 	                : late_original(p, a, now);
-	for (unsigned i = 0; i < a->nnak; i++)
-		refused |= on_nak(p, &a->nak[i], now);
+	/* Final refusals first: they fail their messages whatever else the ack says. A
+	 * refusal for want of a receive (RNR) after the acknowledgements: a packet this
+	 * ack also acknowledges arrived (a copy refused and a later one taken, read in
+	 * one batch with a receive posted between), and at the rnr_retry limit the
+	 * refusal would have failed its delivered message. */
+	refused = on_naks(p, a, false, now);
 	memset(ap.on, 0, sizeof(ap.on));
 	ap.once_sent = 0;
 	ap.once_path = 0;
 	ap.orig_of_lost = false;
 	ap.top = ack_top(p, a, rides);
 	newly = ack_range(p, a, &ap);
+	refused |= on_naks(p, a, true, now);
 	/* Our data taken, or a probe answered: the peer tracks this incarnation of us (a
 	 * hello, or an ack from an entry it has not proven, shows nothing of the kind). */
 	if (newly || answer)
@@ -1232,6 +1288,30 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 	probe_settle(p, answer && a->echo_psn == tx->probe, now);
 	if (newly)
 		tx->cc.ops->on_ack(&tx->cc, newly, rtt.fabric, rtt.host, now);
+}
+
+/* The peer made no progress for the whole timeout: it is gone. */
+static void peer_timed_out(struct srd_peer *p, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+	struct list_node refusals;
+
+	list_init(&refusals);
+	tx->gone_status = tx->answered ? SRD_LOCAL_UNRESP_REMOTE : SRD_LOCAL_UNREACH_REMOTE;
+	tx->gone_ns = now;
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_PEER_DOWN, .status = tx->gone_status});
+	fail_all(p, tx->gone_status, &refusals, now);
+	tx->peer_epoch = 0;
+	tx->answered = tx->tracked = false;
+	/* The refusals go as a first contact, with a timeout of their own. */
+	while (!list_empty(&refusals)) {
+		struct srd_msg *m = container_of(refusals.next, struct srd_msg, link);
+
+		list_del(&m->link);
+		sendq_insert(tx, m);
+		tx->last_progress_ns = now;
+		srd_peer_mark_ready(p);
+	}
 }
 
 /* ---- timers ----------------------------------------------------------------------------- */
@@ -1415,14 +1495,6 @@ rest:
 		s->state = PKT_LOST;
 		list_add_tail(&tx->retx, &s->q);
 	}
-	if (outstanding(tx) && now >= tx->last_progress_ns + ep->cfg.peer_timeout_ns) {
-		/* The peer made no progress for the whole timeout: it is gone. */
-		tx->gone_status = tx->answered ? SRD_LOCAL_UNRESP_REMOTE : SRD_LOCAL_UNREACH_REMOTE;
-		tx->gone_ns = now;
-		srd_emit(p,
-		         (struct srd_event){.kind = SRD_EV_PEER_DOWN, .status = tx->gone_status});
-		fail_all(p, tx->gone_status);
-		tx->peer_epoch = 0;
-		tx->answered = tx->tracked = false;
-	}
+	if (outstanding(tx) && now >= tx->last_progress_ns + ep->cfg.peer_timeout_ns)
+		peer_timed_out(p, now);
 }

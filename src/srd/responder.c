@@ -513,6 +513,7 @@ static bool from_current(struct srd_peer *p, const struct srd_data_hdr *h, uint6
 		rx->hello_cum = h->horizon;
 		rx->hello_echo = h->psn;
 		rx->hello_arrived_ns = ep->in_arrived_ns;
+		rx->hello_path = h->path;
 		return false;
 	}
 	if (rx->peer_epoch && srd_peer_alive(p, rx->last_rx_ns, now)) {
@@ -568,8 +569,7 @@ static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 		rx->ack_pending = true;
 		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
 	}
-	rx->echo_psn = h->psn;
-	rx->echo_arrived_ns = p->ep->in_arrived_ns;
+	srd_rx_echo_pick(p, h, began);
 	/* Every second packet (a lazy hold's ack_lazy_pkts-th) is acked at once: the
 	 * sender's window keeps moving. */
 	if (++rx->unacked >= (rx->lazy_hold ? p->ep->cfg.ack_lazy_pkts : 2u))
@@ -760,8 +760,8 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 		hello_again(p);
 		rx->ack_pending = true;
 		rx->ack_urgent = true;
-		rx->echo_psn = h->psn;
-		rx->echo_arrived_ns = p->ep->in_arrived_ns;
+		srd_rx_echo_pick(p, h, true);
+		rx->echo_hello = true;
 		return;
 	}
 	rx->last_rx_ns = now;

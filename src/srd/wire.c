@@ -405,8 +405,8 @@ int srd_data_decode(const uint8_t *pkt, size_t len, struct srd_data_hdr *h, cons
  * of (psn u32, status u8, zero u8[3]):
  *   0 prefix | 4 src_port u16 | 6 nsack u8 | 7 nnak u8 | 8 src_epoch u32
  *  12 dst_epoch u32 | 16 cum u32 | 20 echo_psn u32 | 24 flags u8 | 25 dup_path u8
- *  26 dup_age u16 (the last two zero without DUP) | 28 host_delay u32 (with HOST only:
- *  the blocks then start at 32)
+ *  26 dup_age u16 (the last two zero without DUP; dup_path set with HELLO too)
+ *  28 host_delay u32 (with HOST only: the blocks then start at 32)
  */
 size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h)
 {
@@ -425,7 +425,7 @@ size_t srd_ack_encode(uint8_t *buf, const struct srd_ack_hdr *h)
 	put32(buf + 16, h->cum);
 	put32(buf + 20, h->echo_psn);
 	buf[24] = h->flags;
-	buf[25] = h->flags & SRD_ACK_F_DUP ? h->dup_path : 0;
+	buf[25] = h->flags & (SRD_ACK_F_DUP | SRD_ACK_F_HELLO) ? h->dup_path : 0;
 	put16(buf + 26, h->flags & SRD_ACK_F_DUP ? h->dup_age : 0);
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {
 		put32(p, h->sack[i].start);
@@ -471,11 +471,15 @@ int srd_ack_decode(const uint8_t *pkt, size_t len, struct srd_ack_hdr *h)
 	h->host_delay = h->flags & SRD_ACK_F_HOST ? get32(pkt + SRD_ACK_HDR_LEN) : 0;
 	/* A delay only ever said of a packet acknowledged: not in a STALE answer. */
 	if (h->src_port == 0 || h->src_epoch == 0 ||
-	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST | SRD_ACK_F_ANSWER)) ||
+	    (h->flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST | SRD_ACK_F_ANSWER |
+	                  SRD_ACK_F_HELLO)) ||
 	    ((h->flags & SRD_ACK_F_ANSWER) && (h->flags & (SRD_ACK_F_STALE | SRD_ACK_F_DUP))) ||
+	    ((h->flags & SRD_ACK_F_HELLO) &&
+	     (h->flags & (SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_ANSWER))) ||
 	    ((h->flags & SRD_ACK_F_HOST) &&
 	     ((h->flags & SRD_ACK_F_STALE) || h->host_delay > SRD_HOST_DELAY_MAX)) ||
-	    (!(h->flags & SRD_ACK_F_DUP) && (pkt[25] || pkt[26] || pkt[27])))
+	    (!(h->flags & (SRD_ACK_F_DUP | SRD_ACK_F_HELLO)) && pkt[25]) ||
+	    (!(h->flags & SRD_ACK_F_DUP) && (pkt[26] || pkt[27])))
 		return SRD_ERR_FORMAT;
 	p = pkt + fixed;
 	for (unsigned i = 0; i < h->nsack; i++, p += 8) {

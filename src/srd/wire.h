@@ -160,6 +160,9 @@ enum srd_ack_flags {
 	SRD_ACK_F_ANSWER = 1u << 3, /* echo_psn is the number of the probe this answers, */
 	                            /* not a PSN, host_delay the probe's wait: no RTT */
 	                            /* sample (never with STALE or DUP) */
+	SRD_ACK_F_HELLO = 1u << 4,  /* echo_psn's packet did not name my incarnation (a */
+	                            /* hello), and dup_path is the path it came by (never */
+	                            /* with STALE, DUP or ANSWER) */
 };
 
 /*
@@ -192,7 +195,8 @@ struct srd_ack_hdr {
 	uint32_t echo_psn;   /* the newest data PSN received, for an RTT sample */
 	uint8_t flags;       /* enum srd_ack_flags */
 	uint8_t dup_path;    /* with DUP: the path (the sender's number) the duplicated packet
-	                   * first came by, if known; else 0xff */
+	                   * first came by, if known; else 0xff. With HELLO: the path the
+	                   * hello came by */
 	uint16_t dup_age;    /* with DUP: how long before the duplicate that packet first came,
 	                     * in 2^SRD_DUP_AGE_SHIFT ns; 0xffff: not known */
 	uint32_t host_delay; /* with HOST: in 2^SRD_HOST_DELAY_SHIFT ns, at most _MAX */

@@ -164,16 +164,21 @@ static bool check_ack(const uint8_t *pkt, size_t len)
 	FUZZ_CHECK(h.nsack <= SRD_ACK_MAX_SACK && h.nnak <= SRD_ACK_MAX_NAK);
 	FUZZ_CHECK(len == SRD_ACK_HDR_LEN + (h.flags & SRD_ACK_F_HOST ? SRD_ACK_HOST_LEN : 0) +
 	                      8u * ((size_t)h.nsack + h.nnak));
-	FUZZ_CHECK(
-	    h.src_port != 0 && h.src_epoch != 0 &&
-	    !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST | SRD_ACK_F_ANSWER)));
+	FUZZ_CHECK(h.src_port != 0 && h.src_epoch != 0 &&
+	           !(h.flags & ~(SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_HOST |
+	                         SRD_ACK_F_ANSWER | SRD_ACK_F_HELLO)));
 	/* A probe's answer is neither a refusal of an incarnation nor a duplicate's report. */
 	FUZZ_CHECK(!(h.flags & SRD_ACK_F_ANSWER) || !(h.flags & (SRD_ACK_F_STALE | SRD_ACK_F_DUP)));
+	/* A hello's answer is none of those, nor a probe's answer. */
+	FUZZ_CHECK(!(h.flags & SRD_ACK_F_HELLO) ||
+	           !(h.flags & (SRD_ACK_F_STALE | SRD_ACK_F_DUP | SRD_ACK_F_ANSWER)));
 	/* A host delay fits its 24 bits, only with HOST, never in a STALE answer. */
 	FUZZ_CHECK(h.host_delay <= SRD_HOST_DELAY_MAX);
 	FUZZ_CHECK((h.flags & SRD_ACK_F_HOST) ? !(h.flags & SRD_ACK_F_STALE) : h.host_delay == 0);
-	/* A duplicate's report (its first copy's path and age) only with DUP. */
-	FUZZ_CHECK((h.flags & SRD_ACK_F_DUP) || (h.dup_path == 0 && h.dup_age == 0));
+	/* A duplicate's report (its first copy's path and age) only with DUP; a path with
+	 * HELLO too. */
+	FUZZ_CHECK((h.flags & (SRD_ACK_F_DUP | SRD_ACK_F_HELLO)) || h.dup_path == 0);
+	FUZZ_CHECK((h.flags & SRD_ACK_F_DUP) || h.dup_age == 0);
 	for (unsigned i = 0; i < h.nsack; i++)
 		FUZZ_CHECK(h.sack[i].len != 0);
 	for (unsigned i = 0; i < h.nnak; i++)

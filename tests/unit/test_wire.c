@@ -206,8 +206,8 @@ static void test_statuses(void)
 }
 
 /* A duplicate's report: DUP carries the path its packet first came by (byte 25) and how
- * long before (bytes 26-27); they are zero in every other ack; a flag past ANSWER is
- * malformed. */
+ * long before (bytes 26-27); they are zero in every other ack (but byte 25 in a hello's
+ * answer: test_hello_answer); a flag past HELLO is malformed. */
 static void test_dup_report(void)
 {
 	uint8_t buf[SRD_ACK_MAX_LEN];
@@ -235,7 +235,7 @@ static void test_dup_report(void)
 		CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
 		buf[i] = 0;
 	}
-	a.flags = 1u << 4;
+	a.flags = 1u << 5; /* the first flag not defined */
 	n = srd_ack_encode(buf, &a);
 	CHECK_EQ(srd_ack_decode(buf, n, &g), SRD_ERR_FORMAT);
 }
@@ -287,6 +287,46 @@ static void test_probe(void)
 	CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
 	a.flags = SRD_ACK_F_ANSWER | SRD_ACK_F_STALE;
 	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
+}
+
+/* A hello's answer names the path the hello came by in byte 25 (the byte a duplicate's
+ * report uses), alone or with HOST; never with STALE, DUP or ANSWER, and byte 25 is
+ * zero in an ack with neither HELLO nor DUP. */
+static void test_hello_answer(void)
+{
+	uint8_t buf[SRD_ACK_MAX_LEN];
+	struct srd_ack_hdr a = {.src_port = 4791,
+	                        .src_epoch = 8,
+	                        .dst_epoch = 7,
+	                        .cum = 10,
+	                        .echo_psn = 10,
+	                        .flags = SRD_ACK_F_HELLO | SRD_ACK_F_HOST,
+	                        .dup_path = 5,
+	                        .dup_age = 77, /* not carried without DUP */
+	                        .host_delay = 3};
+	struct srd_ack_hdr ga;
+	size_t n = srd_ack_encode(buf, &a);
+
+	CHECK_EQ(n, SRD_ACK_HDR_LEN + SRD_ACK_HOST_LEN);
+	CHECK_EQ(buf[25], 5);
+	CHECK_EQ(buf[26] | buf[27], 0);
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), 0);
+	CHECK_EQ(ga.flags, SRD_ACK_F_HELLO | SRD_ACK_F_HOST);
+	CHECK_EQ(ga.dup_path, 5);
+	CHECK_EQ(ga.dup_age, 0);
+	buf[26] = 1; /* an age belongs to a duplicate's report only */
+	CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
+	const uint8_t others[] = {SRD_ACK_F_STALE, SRD_ACK_F_DUP, SRD_ACK_F_ANSWER};
+	for (size_t i = 0; i < sizeof(others); i++) {
+		a.flags = SRD_ACK_F_HELLO | others[i];
+		n = srd_ack_encode(buf, &a);
+		CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
+	}
+	a.flags = SRD_ACK_F_HOST;
+	n = srd_ack_encode(buf, &a);
+	CHECK_EQ(buf[25], 0);
+	buf[25] = 5; /* a path without HELLO or DUP */
 	CHECK_EQ(srd_ack_decode(buf, n, &ga), SRD_ERR_FORMAT);
 }
 
@@ -472,6 +512,7 @@ int main(void)
 	test_stated_len();
 	test_dup_report();
 	test_probe();
+	test_hello_answer();
 	test_host_delay();
 	test_roundtrip();
 	test_truncated();
