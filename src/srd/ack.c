@@ -85,29 +85,31 @@ static void lazy_settle(struct srd_peer *p, uint64_t now)
  * by one path (a run), the newest as before. Its wait here is reported all the same,
  * so the sender's sample is the fabric's round trip of that packet.
  */
-static uint16_t echo_age(const struct srd_rx *rx, uint8_t path)
+static uint32_t echo_age(const struct srd_rx *rx, uint8_t path)
 {
-	return (uint16_t)(rx->echoes - rx->path_echoed[path]);
+	/* A path number beyond any engine's (a hostile sender's) counts as path 0. */
+	return rx->echoes - rx->path_echoed[path < SRD_MAX_PATHS ? path : 0];
 }
 
 void srd_rx_echo_pick(struct srd_peer *p, const struct srd_data_hdr *h, bool first)
 {
 	struct srd_rx *rx = &p->rx;
-	/* A path number beyond any engine's (a hostile sender's) ages as path 0. */
-	uint8_t path = h->path < SRD_MAX_PATHS ? h->path : 0;
 
-	if (!first && echo_age(rx, path) < echo_age(rx, rx->echo_path % SRD_MAX_PATHS))
+	if (!first && !rx->echo_old && echo_age(rx, h->path) < echo_age(rx, rx->echo_path))
 		return;
 	rx->echo_psn = h->psn;
 	rx->echo_arrived_ns = p->ep->in_arrived_ns;
 	rx->echo_path = h->path;
-	rx->echo_hello = false;
+	rx->echo_hello = rx->echo_old = false;
 }
 
-/* An ack leaves echoing echo_psn. */
+/* An ack leaves echoing echo_psn: its path was echoed now, and a hello's answer has
+ * been said (a later ack naming the same packet, one of a train naming refusals or a
+ * lost ack said again, is no news of the path). */
 static void echo_sent(struct srd_rx *rx)
 {
-	rx->path_echoed[rx->echo_path % SRD_MAX_PATHS] = ++rx->echoes;
+	rx->path_echoed[rx->echo_path < SRD_MAX_PATHS ? rx->echo_path : 0] = ++rx->echoes;
+	rx->echo_hello = false;
 }
 
 bool srd_rx_ack_rides(const struct srd_peer *p)
@@ -274,13 +276,13 @@ static bool build_ack(struct srd_peer *p, struct srd_ack_hdr *a, uint64_t now)
 		a->echo_psn = rx->answer_probe;
 		rx->answer_pending = false;
 	} else {
-		echo_sent(rx);
 		if (rx->echo_hello) {
 			/* A hello's answer: the path the hello came by works, and its sender,
 			 * with no packet of its own acknowledged yet, cannot know which. */
 			a->flags |= SRD_ACK_F_HELLO;
 			a->dup_path = rx->echo_path;
 		}
+		echo_sent(rx);
 	}
 	a->nsack = more ? 0 : (uint8_t)build_sacks(p, a->sack);
 	/* A lazy hold ends with the ack that says all: one of a train naming refusals

@@ -26,6 +26,26 @@ static struct srd_slot *slot_of(struct srd_peer *p, uint32_t psn)
 }
 
 /*
+ * A packet to send again joins the queue in PSN order, so the lowest goes first, as
+ * TCP resends: it holds up the oldest message, and only its arrival moves the peer's
+ * cumulative point, past which an ack can name no more than 32 runs. Queued in the
+ * order they were found lost or their RNR waits ended, a window of packets whose acks
+ * could not name them (beyond the 32 runs) went one a timeout while the packet at the
+ * cumulative point waited behind them until the peer timed out (simulator seed 723,
+ * once the window grew only by packets acknowledged for the first time; 122193 the
+ * same behind a blackhole's losses). From the back: losses are found mostly in order.
+ */
+static void retx_insert(struct srd_tx *tx, struct srd_slot *s)
+{
+	struct list_node *at = &tx->retx;
+
+	while (at->prev != &tx->retx &&
+	       psn_lt(s->psn, container_of(at->prev, struct srd_slot, q)->psn))
+		at = at->prev;
+	list_add_tail(at, &s->q);
+}
+
+/*
  * Is psn one we sent and have not yet retired? Counted from una: serial comparison
  * leaves a PSN exactly half the space away both after una and before next_psn, so an
  * ack naming one with nothing in flight passed as live (and read a ring not made yet).
@@ -498,7 +518,7 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
 		s->state = PKT_LOST;
 		s->tx_count = 0;       /* its first real transmission is still to come ... */
 		s->asked_again = true; /* ... on the proven path (a hello's answer proves one) */
-		list_add_tail(&tx->retx, &s->q);
+		retx_insert(tx, s);
 	}
 	if (!list_empty(&tx->retx))
 		srd_peer_mark_ready(p);
@@ -752,13 +772,11 @@ static void rtt_sample(struct srd_peer *p, uint64_t rtt, uint64_t host, uint64_t
 
 static void mark_lost(struct srd_peer *p, struct srd_slot *s)
 {
-	struct srd_tx *tx = &p->tx;
-
 	slot_unlink(p, s);
 	s->state = PKT_LOST;
 	if (s->losses < 255)
 		s->losses++;
-	list_add_tail(&tx->retx, &s->q);
+	retx_insert(&p->tx, s);
 	srd_path_on_loss(p, s->path);
 }
 
@@ -880,12 +898,13 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 		p->tx.cc.ops->on_loss(&p->tx.cc, now);
 }
 
-static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths *ap)
+/* True when the slot's packet is acknowledged for the first time. */
+static bool ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths *ap)
 {
 	struct srd_msg *m = s->msg;
 
 	if (s->state == PKT_DONE || s->state == PKT_FREE)
-		return;
+		return false;
 	if (s->rto_lost && srd_undo_covers(p, s->psn)) {
 		if (s->state == PKT_LOST && s->tx_count == 1)
 			ap->orig_of_lost = true;
@@ -914,6 +933,7 @@ static void ack_slot(struct srd_peer *p, struct srd_slot *s, struct acked_paths 
 		else
 			msg_finish(p, m, SRD_OK, true);
 	}
+	return true;
 }
 
 /*
@@ -999,8 +1019,10 @@ static bool on_nak(struct srd_peer *p, const struct srd_nak *n, uint64_t now)
  */
 static void hello_answered(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
-	if (a->flags & SRD_ACK_F_HELLO && a->dup_path < p->ep->cfg.npaths)
-		srd_path_on_delivery(p, a->dup_path, now);
+	if (!(a->flags & SRD_ACK_F_HELLO) || a->dup_path >= p->ep->cfg.npaths)
+		return;
+	srd_path_on_delivery(p, a->dup_path, now);
+	p->tx.burst_path = a->dup_path; /* a burst's packets stay on one path: this one */
 }
 
 /* The ack's refusals for want of a receive (rnr), or its others; true if any counted. */
@@ -1020,7 +1042,7 @@ struct rtt_split {
 };
 
 /*
- * An RTT sample from the newest packet the receiver saw, if it was sent only once. The
+ * An RTT sample from the packet the ack echoes, if it was sent only once. The
  * time in the hosts is the receiver's report (its packet's wait, from the kernel's
  * timestamp to the ack) and the ack's own wait here (its timestamp to now); what is
  * left is the fabric's. Parts that cannot be true (more than the whole round trip: a
@@ -1055,16 +1077,18 @@ static struct rtt_split echo_sample(struct srd_peer *p, const struct srd_ack_hdr
 	return d;
 }
 
-/* Everything below cum, then each SACK run; returns how many packets that named. */
+/*
+ * Everything below cum, then each SACK run; returns how many packets that acknowledged
+ * for the first time. (Counting every PSN named, each ack's repeated runs and the walk
+ * up to cum grew the congestion window again by packets acknowledged long before.)
+ */
 static uint32_t ack_range(struct srd_peer *p, const struct srd_ack_hdr *a, struct acked_paths *ap)
 {
 	struct srd_tx *tx = &p->tx;
 	uint32_t newly = 0;
 
-	for (uint32_t psn = tx->una; psn_lt(psn, a->cum) && psn_lt(psn, tx->next_psn); psn++) {
-		ack_slot(p, slot_of(p, psn), ap);
-		newly++;
-	}
+	for (uint32_t psn = tx->una; psn_lt(psn, a->cum) && psn_lt(psn, tx->next_psn); psn++)
+		newly += ack_slot(p, slot_of(p, psn), ap);
 	for (unsigned i = 0; i < a->nsack; i++) {
 		uint32_t start = a->sack[i].start, len = a->sack[i].len;
 
@@ -1073,8 +1097,7 @@ static uint32_t ack_range(struct srd_peer *p, const struct srd_ack_hdr *a, struc
 		for (uint32_t k = 0; k < len; k++) {
 			if (!psn_live(tx, start + k))
 				continue;
-			ack_slot(p, slot_of(p, start + k), ap);
-			newly++;
+			newly += ack_slot(p, slot_of(p, start + k), ap);
 		}
 	}
 	return newly;
@@ -1159,7 +1182,8 @@ static uint64_t late_by_report(const struct srd_ack_hdr *a, uint64_t sent, uint6
 }
 
 /* The round trip of an original the timeout gave up on and never resent, when the ack
- * was sent for it (it is the newest the peer has): how late the peer is. 0 otherwise. */
+ * echoes it (it came since the peer's last ack, and the ack waited for it or for a
+ * packet after it: the peer read it that late): how late the peer is. 0 otherwise. */
 static uint64_t late_original(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
 	const struct srd_slot *s;
@@ -1446,6 +1470,22 @@ static bool probe_first(struct srd_peer *p, uint64_t now)
 	return true;
 }
 
+/* Refused packets whose wait is over go to be sent again. */
+static void rnr_waits_over(struct srd_peer *p, uint64_t now)
+{
+	struct srd_tx *tx = &p->tx;
+
+	while (!list_empty(&tx->rnrq)) {
+		struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);
+
+		if (s->rnr_until_ns > now)
+			break;
+		list_del(&s->q);
+		s->state = PKT_LOST;
+		retx_insert(tx, s);
+	}
+}
+
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
@@ -1486,15 +1526,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 		tx->probe_out = false; /* unanswered: what it covered is resent */
 	}
 rest:
-	while (!list_empty(&tx->rnrq)) {
-		struct srd_slot *s = container_of(tx->rnrq.next, struct srd_slot, q);
-
-		if (s->rnr_until_ns > now)
-			break;
-		list_del(&s->q);
-		s->state = PKT_LOST;
-		list_add_tail(&tx->retx, &s->q);
-	}
+	rnr_waits_over(p, now);
 	if (outstanding(tx) && now >= tx->last_progress_ns + ep->cfg.peer_timeout_ns)
 		peer_timed_out(p, now);
 }

@@ -170,6 +170,7 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->top = horizon;
 	rx->horizon = horizon;
 	rx->nnaks = 0;
+	rx->echo_old = true;        /* an ack for the new one echoes one of its packets */
 	rx->dup_pending = false;    /* a copy the old incarnation sent proves nothing now */
 	rx->answer_pending = false; /* nor does its probe's wait say how late we are now */
 	rx->answered_ns = 0;

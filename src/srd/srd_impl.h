@@ -193,6 +193,9 @@ struct srd_tx {
 	uint64_t last_heard_ns;   /* an ack or data of the peer's current incarnation came */
 	uint64_t last_data_tx_ns; /* we last sent this peer data (acks may wait for more) */
 	uint32_t next_path;
+	/* Toggled by each resend with no proven path: true, it goes on the path that
+	 * delivered last; false, on the next in turn (srd_path_pick_proven). */
+	bool resend_last;
 	uint32_t burst_path; /* where bursts go, while it stays up */
 	uint32_t run_path;   /* the current run's path (srd_path_spray) */
 	uint32_t run_left;   /* bytes the run may still take (srd_config.run_bytes) */
@@ -308,10 +311,11 @@ struct srd_rx {
 	uint32_t echo_psn;
 	uint64_t echo_arrived_ns; /* when echo_psn's packet came to the host */
 	uint8_t echo_path;
-	bool echo_hello; /* echo_psn's packet was a hello (it named no epoch): the ack says
-	                  * which path it came by */
-	uint16_t echoes; /* acks sent with an echo (wrapping) ... */
-	uint16_t path_echoed[SRD_MAX_PATHS]; /* ... the count when each path was last echoed */
+	bool echo_hello; /* echo_psn's packet was a hello (it named no epoch): the next ack
+	                  * says which path it came by */
+	bool echo_old;   /* echo_psn is an earlier incarnation's: the next packet replaces it */
+	uint32_t echoes; /* acks sent with an echo (wrapping) ... */
+	uint32_t path_echoed[SRD_MAX_PATHS]; /* ... the count when each path was last echoed */
 	uint8_t *first_path; /* per window slot: the path (the sender's number) its PSN first
 	                      * came by, for a duplicate's report */
 	uint32_t *first_at;  /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */

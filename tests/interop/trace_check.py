@@ -26,6 +26,7 @@ FIELDS = [
     "softefa.srd.dst_qpn", "softefa.srd.qkey", "softefa.srd.hello", "softefa.srd.flags.ack",
     "softefa.srd.flags.ack_host", "softefa.ack.flags.host", "softefa.ack.nsack",
     "softefa.ack.nnak", "softefa.ack.flags.dup", "softefa.ack.flags.answer",
+    "softefa.ack.flags.hello",
     "softefa.ack.nak.status",
     "softefa.ud.qkey", "softefa.ud.payload_len", "softefa.ud.src_qpn", "softefa.ud.dst_qpn",
     "softefa.piece.msg_len", "softefa.auth.salt",
@@ -53,6 +54,8 @@ def kinds(r):
             out.add("dup")
         if r["softefa.ack.flags.answer"] == "1":
             out.add("answer")
+        if r["softefa.ack.flags.hello"] == "1":
+            out.add("hello_answer")
         if int(r["softefa.ack.nsack"] or 0):
             out.add("sack")
         if int(r["softefa.ack.nnak"] or 0):

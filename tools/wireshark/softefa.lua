@@ -100,7 +100,8 @@ local f = {
     ack_flag_dup = F.bool("softefa.ack.flags.dup", "DUP (echo PSN came again)", 8, nil, 0x02),
     ack_flag_host = F.bool("softefa.ack.flags.host", "HOST (host delay follows)", 8, nil, 0x04),
     ack_flag_answer = F.bool("softefa.ack.flags.answer", "ANSWER (echo is a probe's number)", 8, nil, 0x08),
-    ack_dup_path = F.uint8("softefa.ack.dup_path", "Duplicate's first path"),
+    ack_flag_hello = F.bool("softefa.ack.flags.hello", "HELLO (echo named no epoch; its path follows)", 8, nil, 0x10),
+    ack_dup_path = F.uint8("softefa.ack.dup_path", "Path: the duplicate's first, or the hello's"),
     ack_dup_age = F.uint16("softefa.ack.dup_age", "Duplicate's age (16.4 us units)"),
     ack_host_delay = F.uint32("softefa.ack.host_delay", "Host delay (256 ns units)"),
     ack_sack = F.none("softefa.ack.sack", "SACK block"),
@@ -289,7 +290,7 @@ local function ack_info(pinfo, a)
     local s = string.format("SRD ACK cum %d echo %d", a.cum, a.echo)
     if a.nsack > 0 then s = s .. " sack " .. a.nsack end
     if a.nnak > 0 then s = s .. " nak " .. a.nnak end
-    for _, fl in ipairs({{1, "STALE"}, {2, "DUP"}, {4, "HOST"}, {8, "ANSWER"}}) do
+    for _, fl in ipairs({{1, "STALE"}, {2, "DUP"}, {4, "HOST"}, {8, "ANSWER"}, {16, "HELLO"}}) do
         if band(a.flags, fl[1]) ~= 0 then s = s .. " " .. fl[2] end
     end
     if a.dst_epoch == 0 then s = s .. " hello" end
@@ -335,17 +336,21 @@ local function dissect_ack(tvb, len, tree, pinfo, root)
     fi:add(f.ack_flag_dup, tvb(24, 1))
     fi:add(f.ack_flag_host, tvb(24, 1))
     fi:add(f.ack_flag_answer, tvb(24, 1))
+    fi:add(f.ack_flag_hello, tvb(24, 1))
     local pi, dup_path = field(tree, f.ack_dup_path, tvb, 25, 1)
     local gi, dup_age = field(tree, f.ack_dup_age, tvb, 26, 2)
     if dup_age ~= 0 and dup_age ~= 0xffff then gi:append_text(string.format(" (%.1f us)", dup_age * 16384 / 1000)) end
     ack_info(pinfo, a)
     local dup, host = band(a.flags, 0x02) ~= 0, band(a.flags, 0x04) ~= 0
-    if band(a.flags, 0xf0) ~= 0 then malformed(fi, pinfo, "ack flags other than bits 0-3") end
+    local hello = band(a.flags, 0x10) ~= 0
+    if band(a.flags, 0xe0) ~= 0 then malformed(fi, pinfo, "ack flags other than bits 0-4") end
     if host and band(a.flags, 0x01) ~= 0 then malformed(fi, pinfo, "HOST with STALE") end
     if band(a.flags, 0x08) ~= 0 and band(a.flags, 0x03) ~= 0 then
         malformed(fi, pinfo, "ANSWER with STALE or DUP")
     end
-    if not dup and (dup_path ~= 0 or dup_age ~= 0) then malformed(pi, pinfo, "dup_path or dup_age without DUP") end
+    if hello and band(a.flags, 0x0b) ~= 0 then malformed(fi, pinfo, "HELLO with STALE, DUP or ANSWER") end
+    if not dup and not hello and dup_path ~= 0 then malformed(pi, pinfo, "dup_path without DUP or HELLO") end
+    if not dup and dup_age ~= 0 then malformed(gi, pinfo, "dup_age without DUP") end
     if a.nsack > 32 then return malformed(si, pinfo, "more than 32 SACK blocks") end
     if a.nnak > 16 then return malformed(ni, pinfo, "more than 16 NAK entries") end
     local want = ACK_HDR + (host and 4 or 0) + 8 * (a.nsack + a.nnak)
