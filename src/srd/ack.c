@@ -104,12 +104,14 @@ void srd_rx_echo_pick(struct srd_peer *p, const struct srd_data_hdr *h, bool fir
 }
 
 /* An ack leaves echoing echo_psn: its path was echoed now, and a hello's answer has
- * been said (a later ack naming the same packet, one of a train naming refusals or a
- * lost ack said again, is no news of the path). */
+ * been said, but for the copy still to go of one said twice (a later ack naming the
+ * same packet, one of a train naming refusals or a lost ack said again, is no news of
+ * the path). */
 static void echo_sent(struct srd_rx *rx)
 {
 	rx->path_echoed[rx->echo_path < SRD_MAX_PATHS ? rx->echo_path : 0] = ++rx->echoes;
-	rx->echo_hello = false;
+	if (!rx->ack_twice)
+		rx->echo_hello = false;
 }
 
 bool srd_rx_ack_rides(const struct srd_peer *p)

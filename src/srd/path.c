@@ -181,8 +181,8 @@ static uint32_t proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 	return best;
 }
 
-/* The usable path other than avoid that delivered last, proven or not; UINT32_MAX if
- * none ever delivered. */
+/* The path other than avoid that delivered last, proven or not, if it takes a packet
+ * now (one back from a cooldown carries one at a time); UINT32_MAX if none. */
 static uint32_t delivered_last(const struct srd_peer *p, uint64_t now, uint32_t avoid)
 {
 	uint32_t n = p->ep->cfg.npaths, best = UINT32_MAX;
@@ -190,7 +190,7 @@ static uint32_t delivered_last(const struct srd_peer *p, uint64_t now, uint32_t 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct srd_path *path = &p->tx.paths[i];
 
-		if (!path->good_ns || !usable(path, now) || (i == avoid && n > 1))
+		if (!path->good_ns || !takes(path, now) || (i == avoid && n > 1))
 			continue;
 		if (best == UINT32_MAX || path->good_ns > p->tx.paths[best].good_ns)
 			best = i;
@@ -216,6 +216,15 @@ uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid)
 	if (p->tx.resend_last && (best = delivered_last(p, now, avoid)) != UINT32_MAX)
 		return best;
 	return srd_path_pick(p, now, avoid);
+}
+
+uint32_t srd_path_pick_likeliest(struct srd_peer *p, uint64_t now)
+{
+	uint32_t best = proven(p, now, UINT32_MAX);
+
+	if (best == UINT32_MAX)
+		best = delivered_last(p, now, UINT32_MAX);
+	return best != UINT32_MAX ? best : srd_path_pick(p, now, UINT32_MAX);
 }
 
 /*

@@ -39,6 +39,13 @@ static void retx_insert(struct srd_tx *tx, struct srd_slot *s)
 {
 	struct list_node *at = &tx->retx;
 
+	/* Below the first (a refused packet's wait ended after later ones' losses): in
+	 * front, without a walk past them all. */
+	if (!list_empty(&tx->retx) &&
+	    psn_lt(s->psn, container_of(tx->retx.next, struct srd_slot, q)->psn)) {
+		list_add_tail(tx->retx.next, &s->q);
+		return;
+	}
 	while (at->prev != &tx->retx &&
 	       psn_lt(s->psn, container_of(at->prev, struct srd_slot, q)->psn))
 		at = at->prev;
@@ -704,7 +711,7 @@ int srd_tx_write(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out)
 		tx->probe_due = false;
 		out->hdr_len = (uint32_t)srd_probe_encode(out->hdr, &h);
 		out->path = tx->probe_n > 1 ? srd_path_pick(p, now, tx->probe_path)
-		                            : srd_path_pick_proven(p, now, UINT32_MAX);
+		                            : srd_path_pick_likeliest(p, now);
 		tx->probe_path = out->path;
 		out->cookie = NULL;
 		out->msg = NULL;
@@ -1310,7 +1317,9 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 	srd_undo_on_ack(p, proven || ap.orig_of_lost, late, now);
 	detect_losses(p, &ap, now);
 	probe_settle(p, answer && a->echo_psn == tx->probe, now);
-	if (newly)
+	/* A sample alone (an ack cut short at its 32 runs whose echo lay beyond them: under
+	 * heavy loss) still tells the congestion control the delay; it grows nothing. */
+	if (newly || rtt.fabric)
 		tx->cc.ops->on_ack(&tx->cc, newly, rtt.fabric, rtt.host, now);
 }
 

@@ -187,7 +187,7 @@ struct srd_tx {
 	struct list_node sendq; /* messages with packets not yet sent */
 	struct list_node readq; /* reads waiting for their answers */
 	struct list_node inflight_list;
-	struct list_node retx; /* PKT_LOST, oldest first */
+	struct list_node retx; /* PKT_LOST, to be sent again: in PSN order (retx_insert) */
 	struct list_node rnrq; /* PKT_RNR, by rnr_until */
 	uint64_t last_progress_ns;
 	uint64_t last_heard_ns;   /* an ack or data of the peer's current incarnation came */
@@ -558,6 +558,9 @@ uint32_t srd_path_spray(struct srd_peer *p, uint64_t now, uint32_t len);
 /* The path that most recently delivered and was not blamed since (not `avoid`), or
  * srd_path_pick's choice. */
 uint32_t srd_path_pick_proven(struct srd_peer *p, uint64_t now, uint32_t avoid);
+/* A first probe's path: the proven one, else the one that delivered last, else the
+ * next in turn (no turns taken: the probe's resends alternate). */
+uint32_t srd_path_pick_likeliest(struct srd_peer *p, uint64_t now);
 uint32_t srd_path_pick_ack(struct srd_peer *p, uint64_t now, uint32_t avoid, bool use_proof);
 uint32_t srd_path_burst(struct srd_peer *p, uint64_t now);
 void srd_path_on_ack(struct srd_peer *p, uint32_t path, uint64_t rtt_ns, uint64_t now);

@@ -1398,16 +1398,16 @@ static uint32_t cwnd_after_hole(uint32_t copies)
 /*
  * While a packet is missing, each ack names again (in its SACK runs) every packet
  * received above it: the window grows only by packets acknowledged for the first time,
- * so a stream with a hole, its losses cutting the window, ends with no more window than
- * the same stream without one. (Counting every packet an ack named grew it by the
- * repeated runs: 80 packets against 34 clean.)
+ * so a stream with a hole, its losses cutting the window, ends with at most half the
+ * window of the same stream without one. (Counting every packet an ack named grew it by the
+ * repeated runs: 95 packets against 68 clean; 30 now.)
  */
 static void test_window_not_grown_by_repeats(void)
 {
 	uint32_t clean = cwnd_after_hole(0), holed = cwnd_after_hole(3);
 
 	fprintf(stderr, "  window after 300 packets: %u clean, %u with a hole\n", clean, holed);
-	CHECK(holed <= clean);
+	CHECK(holed * 2 <= clean);
 }
 
 /* Host 0's data that names host 1's epoch (addressed: not a hello) and was dropped;
@@ -1464,6 +1464,53 @@ static void test_first_contact_one_live_path(void)
 		CHECK(op_at(s, 0)->done_ns - fc.answered_ns < 500 * SIM_NS_PER_US);
 		sim_free(s);
 	}
+}
+
+/* Until until_ns every packet of host 1 is lost; host 0's hellos and host 1's hello
+ * answers are counted meanwhile. */
+struct answers_lost {
+	struct sim *s;
+	uint64_t until_ns;
+	uint32_t hellos, answers;
+};
+
+static bool answers_lost_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct answers_lost *al = arg;
+	struct srd_data_hdr d;
+	struct srd_ack_hdr a;
+	const uint8_t *payload;
+
+	(void)hold_ns;
+	if (sim_now(al->s) >= al->until_ns)
+		return false;
+	if (w->from == 0 && !srd_data_decode(w->bytes, w->len, &d, &payload) && !d.dst_epoch)
+		al->hellos++;
+	if (w->from == 1 && !srd_ack_decode(w->bytes, w->len, &a) && (a.flags & SRD_ACK_F_HELLO))
+		al->answers++;
+	return w->from == 1;
+}
+
+/*
+ * A hello sent again after the receiver's answer left shows the answer lost: each
+ * later hello is answered twice (each copy on a path of its own choosing), the first
+ * once. The message arrives once the answers get through. (Answered once each, two
+ * hosts in first contact through 3 and 5 live paths of 14 lost every answer for the
+ * whole peer timeout: simulator seed 207732.)
+ */
+static void test_hello_answered_twice(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s = pair_plain_auth(false, 47, &c);
+	struct answers_lost al = {.s = s, .until_ns = 20 * SIM_NS_PER_MS};
+
+	sim_set_filter(s, answers_lost_filter, &al);
+	post(s, SIM_OP_SEND, 500, SIM_OP_OK);
+	CHECK(run(s));
+	check_delivery(s, 0, 1);
+	CHECK(al.hellos >= 3);
+	CHECK_EQ(al.answers, 2 * al.hellos - 1);
+	sim_free(s);
 }
 
 /*
@@ -2131,6 +2178,7 @@ int main(void)
 	test_dead_path_retries();
 	test_restart_behind_dead_path();
 	test_first_contact_one_live_path();
+	test_hello_answered_twice();
 	test_read_answer_refused_after_timeout();
 	test_rnr_and_ack_in_one();
 	test_window_not_grown_by_repeats();
