@@ -1189,8 +1189,7 @@ static uint64_t late_by_report(const struct srd_ack_hdr *a, uint64_t sent, uint6
 }
 
 /* The round trip of an original the timeout gave up on and never resent, when the ack
- * echoes it (it came since the peer's last ack, and the ack waited for it or for a
- * packet after it: the peer read it that late): how late the peer is. 0 otherwise. */
+ * was sent for it (it is the newest the peer has): how late the peer is. 0 otherwise. */
 static uint64_t late_original(struct srd_peer *p, const struct srd_ack_hdr *a, uint64_t now)
 {
 	const struct srd_slot *s;

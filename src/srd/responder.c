@@ -170,7 +170,6 @@ static void rx_reset(struct srd_peer *p, uint32_t epoch, uint32_t horizon)
 	rx->top = horizon;
 	rx->horizon = horizon;
 	rx->nnaks = 0;
-	rx->echo_old = true;        /* an ack for the new one echoes one of its packets */
 	rx->dup_pending = false;    /* a copy the old incarnation sent proves nothing now */
 	rx->answer_pending = false; /* nor does its probe's wait say how late we are now */
 	rx->answered_ns = 0;
@@ -570,7 +569,7 @@ static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 		rx->ack_pending = true;
 		rx->ack_due_ns = now + p->ep->cfg.ack_delay_ns;
 	}
-	srd_rx_echo_pick(p, h, began);
+	srd_rx_echo_pick(p, h);
 	/* Every second packet (a lazy hold's ack_lazy_pkts-th) is acked at once: the
 	 * sender's window keeps moving. */
 	if (++rx->unacked >= (rx->lazy_hold ? p->ep->cfg.ack_lazy_pkts : 2u))
@@ -769,7 +768,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 			rx->ack_twice = true;
 		rx->ack_pending = true;
 		rx->ack_urgent = true;
-		srd_rx_echo_pick(p, h, true);
+		srd_rx_echo_pick(p, h);
 		rx->echo_hello = true;
 		return;
 	}

@@ -305,24 +305,19 @@ struct srd_rx {
 	uint32_t hello_epoch, hello_cum, hello_echo;
 	uint64_t hello_arrived_ns; /* when hello_echo's packet came */
 	uint8_t hello_path;        /* the path (the sender's number) it came by */
-	/* The packet the next ack echoes (the sender's RTT sample): of those since the last
-	 * ack, the one whose path (the sender's number, echo_path) was echoed longest ago,
-	 * the newest among equals (echo_pick). */
+	/* The packet the next ack echoes (the sender's RTT sample): the newest. */
 	uint32_t echo_psn;
 	uint64_t echo_arrived_ns; /* when echo_psn's packet came to the host */
-	uint8_t echo_path;
-	bool echo_hello; /* echo_psn's packet was a hello (it named no epoch): the next ack
+	uint8_t echo_path;        /* the path (the sender's number) it came by */
+	bool echo_hello;          /* echo_psn's packet was a hello (it named no epoch): the next ack
 	                  * says which path it came by */
-	bool echo_old;   /* echo_psn is an earlier incarnation's: the next packet replaces it */
-	uint32_t echoes; /* acks sent with an echo (wrapping) ... */
-	uint32_t path_echoed[SRD_MAX_PATHS]; /* ... the count when each path was last echoed */
-	uint8_t *first_path; /* per window slot: the path (the sender's number) its PSN first
+	uint8_t *first_path;      /* per window slot: the path (the sender's number) its PSN first
 	                      * came by, for a duplicate's report */
-	uint32_t *first_at;  /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
-	uint8_t dup_path;    /* dup_psn's, or 0xff when the window has moved on */
-	uint16_t dup_age;    /* how long before dup_psn's copy it first came, or 0xffff */
-	bool dup_pending;    /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
-	bool answer_pending; /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
+	uint32_t *first_at;       /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
+	uint8_t dup_path;         /* dup_psn's, or 0xff when the window has moved on */
+	uint16_t dup_age;         /* how long before dup_psn's copy it first came, or 0xffff */
+	bool dup_pending;         /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	bool answer_pending;      /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
 	uint32_t answer_probe;
 	uint64_t answer_arrived_ns; /* when the probe came to the host */
 	/* Our last probe answer: the probe it named, its path and when it left. */
@@ -543,9 +538,8 @@ bool srd_rx_has_work(const struct srd_peer *p, uint64_t now);
 bool srd_rx_ack_rides(const struct srd_peer *p);
 /* Fills a data header's piggybacked ack when one rides (and clears it). */
 void srd_rx_piggyback(struct srd_peer *p, struct srd_data_hdr *h, uint64_t now);
-/* A data packet came: is it the one the next ack echoes? Always when it begins an
- * ack (first); else if its path was echoed no later than the echo's so far. */
-void srd_rx_echo_pick(struct srd_peer *p, const struct srd_data_hdr *h, bool first);
+/* A data packet came: the next ack echoes it. */
+void srd_rx_echo_pick(struct srd_peer *p, const struct srd_data_hdr *h);
 /* Writes the ack due now: 1 and *out filled, 0 when none is due. */
 int srd_rx_write_ack(struct srd_peer *p, uint64_t now, struct srd_pkt_out *out);
 

@@ -15,10 +15,9 @@
  * undone the same: the data got through, its paths did not fail.
  *
  * The timer learns only from what shows the peer late, not from lost acks: an ack
- * whose echo (echo_psn, a packet that came since the peer's last ack) is an original
- * the timeout declared lost and never resent was sent because that original, or one
- * just after it, had just arrived, so its round trip is the peer's real lateness; a
- * duplicate's report says how long before the duplicate the
+ * whose newest packet (echo_psn) is an original the timeout declared lost and never
+ * resent was sent because that original had just arrived, so its round trip is the
+ * peer's real lateness; a duplicate's report says how long before the duplicate the
  * original came, so when the peer read it (after a lost ack: long before, not late).
  * For SRD_LATE_KEEP_NS after such a sample (renewed by the next) no timeout comes
  * sooner than half as long again as the latest lateness, or 15/16 of the one before if

@@ -192,7 +192,7 @@ struct srd_ack_hdr {
 	uint32_t src_epoch;  /* the acknowledging engine */
 	uint32_t dst_epoch;  /* the data sender it answers */
 	uint32_t cum;        /* every PSN below is received */
-	uint32_t echo_psn;   /* a data PSN received since the last ack, for an RTT sample */
+	uint32_t echo_psn;   /* the newest data PSN received, for an RTT sample */
 	uint8_t flags;       /* enum srd_ack_flags */
 	uint8_t dup_path;    /* with DUP: the path (the sender's number) the duplicated packet
 	                   * first came by, if known; else 0xff. With HELLO: the path the
