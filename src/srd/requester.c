@@ -1335,15 +1335,17 @@ static void peer_timed_out(struct srd_peer *p, uint64_t now)
 	fail_all(p, tx->gone_status, &refusals, now);
 	tx->peer_epoch = 0;
 	tx->answered = tx->tracked = false;
+	if (list_empty(&refusals))
+		return;
 	/* The refusals go as a first contact, with a timeout of their own. */
 	while (!list_empty(&refusals)) {
 		struct srd_msg *m = container_of(refusals.next, struct srd_msg, link);
 
 		list_del(&m->link);
 		sendq_insert(tx, m);
-		tx->last_progress_ns = now;
-		srd_peer_mark_ready(p);
 	}
+	tx->last_progress_ns = now;
+	srd_peer_mark_ready(p);
 }
 
 /* ---- timers ----------------------------------------------------------------------------- */

@@ -309,15 +309,15 @@ struct srd_rx {
 	uint32_t echo_psn;
 	uint64_t echo_arrived_ns; /* when echo_psn's packet came to the host */
 	uint8_t echo_path;        /* the path (the sender's number) it came by */
-	bool echo_hello;          /* echo_psn's packet was a hello (it named no epoch): the next ack
-	                  * says which path it came by */
-	uint8_t *first_path;      /* per window slot: the path (the sender's number) its PSN first
+	/* echo_psn's packet was a hello (it named no epoch): the next ack says its path. */
+	bool echo_hello;
+	uint8_t *first_path; /* per window slot: the path (the sender's number) its PSN first
 	                      * came by, for a duplicate's report */
-	uint32_t *first_at;       /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
-	uint8_t dup_path;         /* dup_psn's, or 0xff when the window has moved on */
-	uint16_t dup_age;         /* how long before dup_psn's copy it first came, or 0xffff */
-	bool dup_pending;         /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
-	bool answer_pending;      /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
+	uint32_t *first_at;  /* ... and when, in 2^SRD_DUP_AGE_SHIFT ns units */
+	uint8_t dup_path;    /* dup_psn's, or 0xff when the window has moved on */
+	uint16_t dup_age;    /* how long before dup_psn's copy it first came, or 0xffff */
+	bool dup_pending;    /* a copy of dup_psn came: the next acks say so (SRD_ACK_F_DUP) */
+	bool answer_pending; /* a probe came: answer_probe is owed an ack (SRD_ACK_F_ANSWER) */
 	uint32_t answer_probe;
 	uint64_t answer_arrived_ns; /* when the probe came to the host */
 	/* Our last probe answer: the probe it named, its path and when it left. */
