@@ -300,7 +300,11 @@ static void progress_step(struct net_engine *e, bool rx, bool rang, bool reads, 
 	if (serve) {
 		net_timer_park(&e->timer, 0);
 		atomic_store_explicit(&e->prog.look_ns, 0, memory_order_relaxed);
+		/* The application reads nothing meanwhile: its answers come later. */
+		srd_ep_set_unpolled(e->srd, true);
 		unsigned served = net_engine_service(e, now);
+
+		srd_ep_set_unpolled(e->srd, false);
 
 		if (served & NET_SERVED_RX)
 			net_ctr(e)->progress_rx_batches++;

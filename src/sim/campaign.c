@@ -157,6 +157,7 @@ static void describe_faults(struct plan *p, const struct sim_campaign *c)
 	    {c->rnr, "rnr"},
 	    {c->bad_ops, "bad-ops"},
 	    {c->stall, "stall"},
+	    {c->unpolled, "unpolled"},
 	};
 	char buf[32];
 
@@ -187,6 +188,21 @@ static void script_stalls(struct sim *s, uint64_t seed, const struct sim_campaig
 		             SIM_NS_PER_MS / 2 + sefa_below(&r, most));
 }
 
+/*
+ * Applications away: in a third of the seeds each host's is, by a coin, for the whole
+ * run (a thread serving for it: acks of messages in pieces wait for its answers). A
+ * stream of its own, as the stalls'.
+ */
+static void script_unpolled(struct sim *s, uint64_t seed, const struct sim_campaign *c)
+{
+	struct sefa_rng r = sefa_rng_derive(seed, 13);
+
+	if (!c->unpolled)
+		return;
+	for (uint32_t h = 0; h < c->hosts; h++)
+		sim_set_unpolled(s, (int)h, sefa_below(&r, 2) == 0);
+}
+
 /* What the seed decides, drawn in a fixed order (recorded seeds replay), then noted. */
 static void choose(struct plan *p, struct sim_campaign *c, uint64_t seed)
 {
@@ -195,7 +211,8 @@ static void choose(struct plan *p, struct sim_campaign *c, uint64_t seed)
 	memset(c, 0, sizeof(*c));
 	choose_world(p, c);
 	choose_faults(p, c);
-	c->stall = sefa_below(&r, 3) == 0; /* its own stream: see script_stalls */
+	c->stall = sefa_below(&r, 3) == 0;    /* its own stream: see script_stalls */
+	c->unpolled = sefa_below(&r, 3) == 0; /* and script_unpolled */
 	describe_world(p, c);
 	describe_faults(p, c);
 }
@@ -349,6 +366,7 @@ int sim_campaign_run(uint64_t seed, FILE *trace, FILE *report, struct sim_campai
 	script_faults(s, &p, &c, links, nlinks);
 	script_traffic(s, &p, &c);
 	script_stalls(s, seed, &c);
+	script_unpolled(s, seed, &c);
 	res->end = sim_run(s, RUN_LIMIT_NS);
 	/* Let every timeout play out: a crashed sender's half messages must be given back. */
 	sim_run_until(s, sim_now(s) + 2 * c.peer_timeout_ns + 10 * SIM_NS_PER_MS);

@@ -19,6 +19,7 @@ struct sim_campaign {
 	double loss_max;
 	bool burst, dup, reorder, corrupt, host_faults;
 	bool blackhole, link_flap, crash, restart, rnr, bad_ops, stall;
+	bool unpolled; /* some hosts' applications away (sim_set_unpolled) */
 };
 
 struct sim_campaign_result {

@@ -345,6 +345,7 @@ int sim_host_start(struct sim *s, struct sim_host *h)
 	h->ep = srd_ep_new(&h->cfg, &host_cb, h, mix_seed(s->seed, h->idx, h->life));
 	if (!h->ep)
 		return -1;
+	srd_ep_set_unpolled(h->ep, h->unpolled);
 	if (s->auth) {
 		struct srd_addr self = {h->ip, SIM_BASE_PORT};
 		uint8_t secret[SRD_AUTH_SECRET_LEN];

@@ -233,6 +233,9 @@ int sim_nlinks(const struct sim *s);
 const struct sim_chan_stats *sim_chan_stats(const struct sim *s, int link, int dir);
 void sim_totals(const struct sim *s, struct sim_totals *t);
 const struct srd_ep *sim_host_ep(const struct sim *s, int host);
+/* The host's application is away from its completions from now on, as when a thread
+ * serves for it (srd_ep_set_unpolled), this incarnation and the next. */
+void sim_set_unpolled(struct sim *s, int host, bool unpolled);
 /* What host's endpoint knows of its peer `peer` (a host index): 0, or -1 when the
  * host is down or out of memory. */
 int sim_peer_info(struct sim *s, int host, int peer, struct srd_peer_info *info);

@@ -752,6 +752,13 @@ const struct srd_ep *sim_host_ep(const struct sim *s, int host)
 	return s->hosts[host].ep;
 }
 
+void sim_set_unpolled(struct sim *s, int host, bool unpolled)
+{
+	s->hosts[host].unpolled = unpolled;
+	if (s->hosts[host].ep)
+		srd_ep_set_unpolled(s->hosts[host].ep, unpolled);
+}
+
 int sim_peer_info(struct sim *s, int host, int peer, struct srd_peer_info *info)
 {
 	struct srd_addr to = {s->hosts[peer].ip, SIM_BASE_PORT};

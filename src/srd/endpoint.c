@@ -528,3 +528,8 @@ uint32_t srd_peer_inflight(const struct srd_peer *p)
 {
 	return p->tx.inflight;
 }
+
+void srd_ep_set_unpolled(struct srd_ep *ep, bool unpolled)
+{
+	ep->unpolled = unpolled;
+}

@@ -355,6 +355,7 @@ static bool place(struct srd_peer *p, struct srd_rxmsg *e, const struct srd_data
 	}
 	e->received += h->payload_len;
 	if (e->received == e->len) {
+		ep->rx_msg_done = true;
 		rxmsg_unlink(&p->rx, e);
 		complete(p, e->handle, &e->info);
 		srd_pool_put(&ep->rxmsg_pool, e);
@@ -559,8 +560,10 @@ static void follow_horizon(struct srd_peer *p, uint32_t horizon)
 }
 
 /* An ack is owed for the packet: by ack_delay_ns, or at once from the second one (a
- * lazy hold's: from the ack_lazy_pkts-th). Whether this packet began the pending ack. */
-static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now)
+ * lazy hold's: from the ack_lazy_pkts-th). Whether this packet began the pending ack;
+ * *by_count: the count calls for an ack now (for a piece of a message while the
+ * application is away, ack_by_count judges that once the packet is taken). */
+static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t now, bool *by_count)
 {
 	struct srd_rx *rx = &p->rx;
 	bool began = !rx->ack_pending;
@@ -572,9 +575,28 @@ static bool owe_ack(struct srd_peer *p, const struct srd_data_hdr *h, uint64_t n
 	srd_rx_echo_pick(p, h);
 	/* Every second packet (a lazy hold's ack_lazy_pkts-th) is acked at once: the
 	 * sender's window keeps moving. */
-	if (++rx->unacked >= (rx->lazy_hold ? p->ep->cfg.ack_lazy_pkts : 2u))
+	*by_count = ++rx->unacked >= (rx->lazy_hold ? p->ep->cfg.ack_lazy_pkts : 2u);
+	if (*by_count && !(p->ep->unpolled && h->payload_len != h->msg_len))
 		rx->ack_urgent = true;
 	return began;
+}
+
+/*
+ * The count's verdict on a piece of a message taken while the application is away
+ * (srd_ep_set_unpolled): acked at once, unless the piece completed its message in a
+ * conversation. Then the application's answer takes the ack (or the ack delay ends
+ * the wait), and the sender's host is woken once, by the answer, not also by the ack.
+ * At most one ack's worth waits: a stream of such messages is still acked.
+ */
+static void ack_by_count(struct srd_peer *p, uint64_t now)
+{
+	struct srd_rx *rx = &p->rx;
+	struct srd_ep *ep = p->ep;
+
+	if (ep->rx_msg_done && !rx->lazy_hold && rx->unacked < 4 &&
+	    srd_tx_conversing(p, now, ep->cfg.ack_hold_ns))
+		return;
+	rx->ack_urgent = true;
 }
 
 /*
@@ -743,7 +765,7 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
                     uint64_t now)
 {
 	struct srd_rx *rx = &p->rx;
-	bool began;
+	bool began, by_count;
 
 	p->ep->stats.data_rx++;
 	if (!from_current(p, h, now))
@@ -775,9 +797,12 @@ void srd_rx_on_data(struct srd_peer *p, const struct srd_data_hdr *h, const uint
 	rx->last_rx_ns = now;
 	/* The sender is alive: what we send it can name it at once. */
 	srd_tx_heard(p, h->src_epoch, now);
-	began = owe_ack(p, h, now);
+	began = owe_ack(p, h, now, &by_count);
+	p->ep->rx_msg_done = false;
 	if (in_window(p, h, now))
 		record(p, h, dispatch(p, h, payload, now), began, now);
+	if (by_count && !rx->ack_urgent)
+		ack_by_count(p, now);
 }
 
 /* A refused message is remembered this many peer timeouts after its last packet. */

@@ -371,6 +371,15 @@ const struct srd_stats *srd_ep_stats(const struct srd_ep *ep);
 uint32_t srd_ep_inflight(const struct srd_ep *ep);
 /* The same for one peer: acks for that many are on their way from it. */
 uint32_t srd_peer_inflight(const struct srd_peer *p);
+/*
+ * Whether the application is away from its completions while the driver feeds
+ * datagrams in (a thread serving for it: a passive target watching its memory, or one
+ * asleep in a completion channel). Its answer to a message in pieces then comes
+ * later, from the application itself: in a conversation the message's ack waits for
+ * it to ride on, as a one-packet message's does, rather than leaving at once and
+ * waking the sender's host a second time.
+ */
+void srd_ep_set_unpolled(struct srd_ep *ep, bool unpolled);
 
 /* Per-peer observations for tests, tools and benchmarks. */
 struct srd_peer_info {

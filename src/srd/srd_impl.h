@@ -413,6 +413,9 @@ struct srd_ep {
 	uint32_t nunproven;
 	struct srd_pool msg_pool, rxmsg_pool;
 	uint64_t in_arrived_ns; /* when the datagram srd_read_pkt reads came (<= its now) */
+	/* srd_ep_set_unpolled: the application is not reading (a thread serves for it). */
+	bool unpolled;
+	bool rx_msg_done; /* the packet being taken completed its message */
 };
 
 /* ---- small helpers every file of the core uses ------------------------------------- */

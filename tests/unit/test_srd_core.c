@@ -1167,6 +1167,70 @@ static void test_lazy_acks(void)
 	sim_free(s);
 }
 
+/*
+ * A conversation of messages in pieces with a receiver whose application is away (a
+ * thread serves for it: srd_ep_set_unpolled): a message's ack waits for the answer to
+ * ride on rather than leaving at once, so the sender's host is woken once a round, not
+ * twice; with the application polling, each message is acked at once as before. A
+ * stream of such messages into that receiver while it talks is still acked at least
+ * every fourth packet.
+ */
+static uint64_t conversation(bool unpolled, uint64_t seed, const struct srd_config *c)
+{
+	struct sim *s = pair_plain(seed, c);
+	const uint32_t rounds = 50;
+	uint64_t alone;
+
+	sim_set_unpolled(s, 1, unpolled);
+	for (uint32_t i = 0; i < rounds; i++) {
+		uint64_t t = sim_now(s);
+
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 2 * c->mss, t, SIM_OP_OK, 0) != UINT32_MAX);
+		/* The answer, once the message is there (10 us a way). */
+		REQUIRE(sim_post(s, 1, 0, SIM_OP_SEND, 100, t + 15 * SIM_NS_PER_US, SIM_OP_OK, 0) !=
+		        UINT32_MAX);
+		REQUIRE(sim_run(s, t + RUN_LIMIT_NS) == SIM_END_DONE);
+	}
+	CHECK(run(s));
+	check_delivery(s, 0, 2 * rounds);
+	if (unpolled) {
+		/* The first message's ack goes alone (no conversation yet). */
+		CHECK(ep_stats(s, 1)->ack_tx <= 2);
+		CHECK(ep_stats(s, 1)->ack_piggybacked >= rounds - 2);
+	} else {
+		CHECK(ep_stats(s, 1)->ack_tx >= rounds);
+	}
+	CHECK_EQ(ep_stats(s, 0)->rto_fired + ep_stats(s, 1)->rto_fired, 0);
+	alone = ep_stats(s, 1)->ack_tx;
+	sim_free(s);
+	return alone;
+}
+
+static void test_unpolled_acks(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s;
+	const uint32_t n = 400;
+
+	uint64_t away = conversation(true, 30, &c), at_cqs = conversation(false, 31, &c);
+
+	fprintf(stderr, "  acks sent alone in 50 rounds: %u (application polling: %u)\n",
+	        (unsigned)away, (unsigned)at_cqs);
+
+	/* Messages of two packets every 5 us, and a small one back every 100 us. */
+	s = pair_plain(32, &c);
+	sim_set_unpolled(s, 1, true);
+	post_stream(s, n, 2 * c.mss, 5 * SIM_NS_PER_US);
+	for (uint32_t i = 0; i < n / 20; i++)
+		REQUIRE(sim_post(s, 1, 0, SIM_OP_SEND, 100, i * 100 * SIM_NS_PER_US, SIM_OP_OK,
+		                 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, n + n / 20);
+	CHECK(ep_stats(s, 1)->ack_tx + ep_stats(s, 1)->ack_piggybacked >= 2 * n / 4);
+	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	sim_free(s);
+}
+
 static void test_stalled_receiver(void)
 {
 	stalled_receiver(20 * SIM_NS_PER_US); /* a stream */
@@ -2177,6 +2241,7 @@ int main(void)
 	test_probe();
 	test_expiry_lax();
 	test_lazy_acks();
+	test_unpolled_acks();
 	test_host_delay();
 	test_path_death();
 	test_dead_path_retries();
