@@ -112,7 +112,8 @@ void net_sched_answer_served(struct net_sched *s, uint64_t now)
 	s->awaiting = false;
 	s->answer_ns[1] = s->answer_ns[0];
 	/* Only an answer whose ack waits to ride on ours needs the timer soon (a
-	 * message in pieces is acked at once, and the core's timers are far off). */
+	 * message in pieces is acked at once, unless the thread took it for an
+	 * application away: srd_ep_set_unpolled; else the core's timers are far off). */
 	s->answer_ns[0] =
 	    s->srd_wake_ns != atomic_load_explicit(&s->srd_due_ns, memory_order_relaxed)
 	        ? now - s->sent_ns

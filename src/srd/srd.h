@@ -373,11 +373,11 @@ uint32_t srd_ep_inflight(const struct srd_ep *ep);
 uint32_t srd_peer_inflight(const struct srd_peer *p);
 /*
  * Whether the application is away from its completions while the driver feeds
- * datagrams in (a thread serving for it: a passive target watching its memory, or one
- * asleep in a completion channel). Its answer to a message in pieces then comes
- * later, from the application itself: in a conversation the message's ack waits for
- * it to ride on, as a one-packet message's does, rather than leaving at once and
- * waking the sender's host a second time.
+ * datagrams in (the engine's progress thread serving for it: a passive target watching
+ * its memory, or a CQ armed with nobody reading the socket). Its answer to a message in
+ * pieces then comes later, from the application itself: in a conversation the
+ * message's ack waits for it to ride on, as a one-packet message's does, rather than
+ * leaving at once and waking the sender's host a second time.
  */
 void srd_ep_set_unpolled(struct srd_ep *ep, bool unpolled);
 

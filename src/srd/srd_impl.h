@@ -276,7 +276,8 @@ struct srd_rx {
 	uint32_t top;        /* one past the highest PSN received: no bit is set from here */
 	uint64_t *bitmap;    /* window bits, PSN & (window - 1) */
 	bool ack_pending;    /* something received since the last ack */
-	bool ack_urgent;     /* ...and it cannot wait: holes, duplicates, refusals, 2+ packets */
+	bool ack_urgent;     /* ...and it cannot wait: holes, duplicates, refusals, 2+ packets
+	                      * (but see responder.c, ack_by_count) */
 	uint32_t unacked;    /* packets since the last ack */
 	uint64_t ack_due_ns; /* a lone packet's ack goes out by then */
 	/*

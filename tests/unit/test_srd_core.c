@@ -1206,6 +1206,50 @@ static uint64_t conversation(bool unpolled, uint64_t seed, const struct srd_conf
 	return alone;
 }
 
+/* Holds every later piece of host 0's messages (offset past 0) 30 us on the way. */
+static bool hold_pieces_filter(void *arg, const struct sim_wire *w, uint64_t *hold_ns)
+{
+	struct srd_data_hdr d;
+	const uint8_t *payload;
+
+	(void)arg;
+	if (w->from == 0 && !srd_data_decode(w->bytes, w->len, &d, &payload) && d.offset)
+		*hold_ns = 30 * SIM_NS_PER_US;
+	return false;
+}
+
+/*
+ * Six messages of two pieces whose first pieces came (and were acked) before any
+ * second: their six completing pieces come in a row to a receiver whose application
+ * is away, talking to the sender. The fourth packet owed makes the ack leave at once:
+ * the first four messages are done a round trip after their pieces came (50 us after
+ * the post, with the pieces' 30 us), not after the ack delay as well (70).
+ */
+static void test_unpolled_ack_cap(const struct srd_config *c)
+{
+	struct sim *s = pair_plain_auth(false, 33, c);
+	uint32_t first;
+	uint64_t t;
+
+	sim_set_unpolled(s, 1, true);
+	/* First contact both ways, outside the test. */
+	REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 100, 0, SIM_OP_OK, 0) != UINT32_MAX);
+	REQUIRE(sim_post(s, 1, 0, SIM_OP_SEND, 100, 0, SIM_OP_OK, 0) != UINT32_MAX);
+	REQUIRE(sim_run(s, RUN_LIMIT_NS) == SIM_END_DONE);
+	sim_set_filter(s, hold_pieces_filter, NULL);
+	t = sim_now(s);
+	REQUIRE(sim_post(s, 1, 0, SIM_OP_SEND, 100, t, SIM_OP_OK, 0) != UINT32_MAX);
+	first = sim_post(s, 0, 1, SIM_OP_SEND, 2 * c->mss, t, SIM_OP_OK, 0);
+	REQUIRE(first != UINT32_MAX);
+	for (uint32_t i = 1; i < 6; i++)
+		REQUIRE(sim_post(s, 0, 1, SIM_OP_SEND, 2 * c->mss, t, SIM_OP_OK, 0) != UINT32_MAX);
+	CHECK(run(s));
+	check_delivery(s, 0, first + 6);
+	for (uint32_t i = 0; i < 4; i++)
+		CHECK(op_at(s, first + i)->done_ns - t <= 55 * SIM_NS_PER_US);
+	sim_free(s);
+}
+
 static void test_unpolled_acks(void)
 {
 	struct srd_config c = base_cfg();
@@ -1229,6 +1273,8 @@ static void test_unpolled_acks(void)
 	CHECK(ep_stats(s, 1)->ack_tx + ep_stats(s, 1)->ack_piggybacked >= 2 * n / 4);
 	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
 	sim_free(s);
+
+	test_unpolled_ack_cap(&c);
 }
 
 static void test_stalled_receiver(void)
