@@ -9,9 +9,10 @@
  * ack_lazy_ns for a one-way sender seen not to wait for it (lazy holds); holes,
  * duplicates, refusals and every second packet (a lazy hold's ack_lazy_pkts-th) make
  * it urgent, except a packet that completes a message in pieces of a conversation
- * while the application is away (srd_ep_set_unpolled; responder.c, ack_by_count). RNR refusals are said once (the sender's timer covers their loss); error
- * refusals are repeated, in turn, in the room new ones leave in each ack, until the
- * sender's horizon passes them. While refusals wait unsaid, acks carry no SACK runs
+ * while the application is away (srd_ep_set_unpolled; responder.c, ack_by_count).
+ * RNR refusals are said once (the sender's timer covers their loss); error refusals
+ * are repeated, in turn, in the room new ones leave in each ack, until the sender's
+ * horizon passes them. While refusals wait unsaid, acks carry no SACK runs
  * (a train, until all are named).
  */
 #include <string.h>
