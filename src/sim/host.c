@@ -214,7 +214,11 @@ static void cb_rx_abort(void *user, void *handle)
 	struct sim_host *h = user;
 	struct sim_claim *c = handle;
 
-	if (c->credit)
+	/* Its receive goes back, unless receives became unlimited (-1) meanwhile: one
+	 * counted back then made them 0, and every later message was refused for want of
+	 * a receive for ever (campaign seed 353689: its sender's rnr_retry 7 retries
+	 * without end). */
+	if (c->credit && h->credits >= 0)
 		h->credits++;
 	h->claims_aborted++;
 	sim_trace(h->s, "abort claim op%u at h%d", c->op, h->idx);
