@@ -119,6 +119,32 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	tag->ep->ops->srd_tx_done(tag->ep, tag, status);
 }
 
+/* A resend: when one happens with no loss (4 ranks sharing two CPUs), this says why. */
+static void log_resend(const struct net_engine *e, const char *who, const struct srd_event *ev)
+{
+	static const char *const why[] = {
+	    [SRD_RESEND_PROBE_ANSWER] = "its answer to a probe lacked them",
+	    [SRD_RESEND_RESENT_BEFORE] = "timed out, the oldest resent before",
+	    [SRD_RESEND_LATER_ACKED] = "timed out, a packet sent after the oldest acknowledged",
+	    [SRD_RESEND_PROBES_SILENT] = "timed out, its probes unanswered",
+	    [SRD_RESEND_NEVER_ANSWERED] = "timed out, this incarnation never answered",
+	};
+
+	char heard[48] = "";
+
+	if (ev->why != SRD_RESEND_PROBE_ANSWER && ev->silent_ns != UINT64_MAX)
+		snprintf(heard, sizeof(heard), ", peer last heard %llu us ago",
+		         (unsigned long long)(ev->silent_ns / 1000));
+	sefa_log_emit(SEFA_LOG_DEBUG,
+	              "efa_%u: SRD peer %s: %u packets resent: %s; the oldest sent %llu us ago, "
+	              "%s %llu us%s, host delay lately %llu us",
+	              e->dev_index, who, ev->count, why[ev->why],
+	              (unsigned long long)(ev->age_ns / 1000),
+	              ev->why == SRD_RESEND_PROBE_ANSWER ? "the probe's round trip" : "its timer",
+	              (unsigned long long)(ev->rto_ns / 1000), heard,
+	              (unsigned long long)(ev->host_ns / 1000));
+}
+
 /* Connection events at SOFTEFA_LOG=4: what a reader of a hung or failing run wants first. */
 static void cb_event(void *user, const struct srd_event *ev)
 {
@@ -132,8 +158,15 @@ static void cb_event(void *user, const struct srd_event *ev)
 	snprintf(who, sizeof(who), "%s:%u", addr, ev->peer.port);
 	switch (ev->kind) {
 	case SRD_EV_PEER_UP:
-		sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s up (epoch %08x)", e->dev_index,
-		              who, ev->epoch);
+		if (ev->age_ns)
+			sefa_log_emit(
+			    SEFA_LOG_DEBUG,
+			    "efa_%u: SRD peer %s up (epoch %08x): our first packet answered "
+			    "after %llu us",
+			    e->dev_index, who, ev->epoch, (unsigned long long)(ev->age_ns / 1000));
+		else
+			sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s up (epoch %08x)",
+			              e->dev_index, who, ev->epoch);
 		break;
 	case SRD_EV_PEER_DOWN:
 		sefa_log_emit(
@@ -155,6 +188,9 @@ static void cb_event(void *user, const struct srd_event *ev)
 	case SRD_EV_PATH_UP:
 		sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s: path %u up again", e->dev_index,
 		              who, ev->path);
+		break;
+	case SRD_EV_RESEND:
+		log_resend(e, who, ev);
 		break;
 	}
 }

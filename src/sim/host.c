@@ -314,6 +314,20 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	tx_del(h, t);
 }
 
+/* Resends are tallied for the tests (sim_host_stats); other events only traced. */
+static void cb_event(void *user, const struct srd_event *ev)
+{
+	struct sim_host *h = user;
+
+	if (ev->kind != SRD_EV_RESEND || ev->why >= SRD_RESEND_WHY_N)
+		return;
+	h->resends[ev->why]++;
+	h->resent_pkts[ev->why] += ev->count;
+	h->resend_age_ns = ev->age_ns;
+	sim_trace(h->s, "host%d resends %u (why %d, oldest %llu ns)", h->idx, ev->count, ev->why,
+	          (unsigned long long)ev->age_ns);
+}
+
 static const struct srd_callbacks host_cb = {
     .rx_claim = cb_rx_claim,
     .rx_place = cb_rx_place,
@@ -322,6 +336,7 @@ static const struct srd_callbacks host_cb = {
     .rx_done = cb_rx_done,
     .rx_abort = cb_rx_abort,
     .tx_done = cb_tx_done,
+    .event = cb_event,
 };
 
 /* ---- life ------------------------------------------------------------------------- */

@@ -248,6 +248,10 @@ struct sim_host_stats {
 	uint64_t phantoms;       /* messages never posted to it */
 	uint64_t bad_out;        /* packets it sent over the datagram size or naming bytes
 	                          * outside their message */
+	/* The core's resend events (SRD_EV_RESEND) by why, and the packets they named;
+	 * the oldest packet's age in the last. */
+	uint64_t resends[SRD_RESEND_WHY_N], resent_pkts[SRD_RESEND_WHY_N];
+	uint64_t last_resend_age_ns;
 };
 void sim_host_stats(const struct sim *s, int host, struct sim_host_stats *st);
 

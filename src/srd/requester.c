@@ -502,16 +502,25 @@ static void fail_all(struct srd_peer *p, int status, struct list_node *refusals,
 	}
 }
 
-void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch)
+void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
 	struct list_node *l;
+	uint64_t first = now;
 
 	tx->answered = true;
 	if (tx->peer_epoch)
 		return;
 	tx->peer_epoch = epoch;
-	srd_emit(p, (struct srd_event){.kind = SRD_EV_PEER_UP, .epoch = epoch});
+	for (l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
+		const struct srd_slot *s = container_of(l, struct srd_slot, q);
+
+		if (!s->dst_epoch && s->first_sent_ns < first)
+			first = s->first_sent_ns;
+	}
+	/* For the log: how long the first answer took (a busy peer's shows its absence). */
+	srd_emit(p,
+	         (struct srd_event){.kind = SRD_EV_PEER_UP, .epoch = epoch, .age_ns = now - first});
 	/* What we sent before we knew was not taken (docs/srd.md): send it again now,
 	 * addressed. Not a loss: no path or congestion penalty. */
 	l = tx->inflight_list.next;
@@ -537,7 +546,7 @@ void srd_tx_heard(struct srd_peer *p, uint32_t epoch, uint64_t now)
 	 * from its successor must not keep us from believing that it is gone. */
 	if (!p->tx.peer_epoch || p->tx.peer_epoch == epoch)
 		p->tx.last_heard_ns = now;
-	srd_tx_learn_epoch(p, epoch);
+	srd_tx_learn_epoch(p, epoch, now);
 	/* A read of ours waiting behind the peer's traffic is not waiting on a dead peer. */
 	if (!list_empty(&p->tx.readq))
 		p->tx.last_progress_ns = now;
@@ -1227,6 +1236,26 @@ static uint64_t probe_late(const struct srd_peer *p, const struct srd_ack_hdr *a
 	return now - first;
 }
 
+/* For the caller's log: what a probe's answer lacked, resent now (probe_settle). */
+static void emit_lacked(struct srd_peer *p, const struct srd_slot *first, uint64_t now)
+{
+	uint32_t n = 0;
+
+	for (struct list_node *l = p->tx.inflight_list.next; l != &p->tx.inflight_list;
+	     l = l->next) {
+		if (container_of(l, struct srd_slot, q)->sent_ns > p->tx.probe_upto_ns)
+			break;
+		n++;
+	}
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
+	                               .count = n,
+	                               .why = SRD_RESEND_PROBE_ANSWER,
+	                               .age_ns = now - first->sent_ns,
+	                               .rto_ns = now - p->tx.probe_ns,
+	                               .silent_ns = 0,
+	                               .host_ns = srd_tx_host_max(&p->tx, now)});
+}
+
 /*
  * After an ack, while a probe is out. Its answer was built after the probe came, so
  * what it lacks of what was due when the probe left is lost: resent now, no timeout
@@ -1247,6 +1276,8 @@ static void probe_settle(struct srd_peer *p, bool answered, uint64_t now)
 
 		if (s->sent_ns > tx->probe_upto_ns)
 			break;
+		if (!paths)
+			emit_lacked(p, s, now);
 		paths |= 1ull << s->path;
 		mark_lost(p, s);
 		p->ep->stats.probe_lost++;
@@ -1276,7 +1307,7 @@ void srd_tx_on_ack(struct srd_peer *p, const struct srd_ack_hdr *a, bool rides, 
 		p->ep->stats.ack_invalid_rx++;
 		return;
 	}
-	srd_tx_learn_epoch(p, a->src_epoch);
+	srd_tx_learn_epoch(p, a->src_epoch, now);
 	hello_answered(p, a, now);
 	/* An answer's echo names a probe, not a packet: no sample, no lateness from it. */
 	answer = a->flags & SRD_ACK_F_ANSWER;
@@ -1380,6 +1411,20 @@ static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried
 			srd_path_on_rto(p, i, now);
 	}
 	return true;
+}
+
+/* How many packets in flight are due now: what a timeout resends. */
+static uint32_t timeout_count(const struct srd_peer *p, uint64_t now)
+{
+	uint32_t n = 0;
+
+	for (struct list_node *l = p->tx.inflight_list.next; l != &p->tx.inflight_list;
+	     l = l->next) {
+		if (slot_due(p, container_of(l, struct srd_slot, q)) > now)
+			break;
+		n++;
+	}
+	return n;
 }
 
 /* What a timeout due now will declare lost (a prefix of the in-flight list, in send
@@ -1496,6 +1541,31 @@ static void rnr_waits_over(struct srd_peer *p, uint64_t now)
 	}
 }
 
+/* For the caller's log: why this timeout resends rather than probing (probe_first). */
+static void emit_resend(struct srd_peer *p, const struct srd_slot *first, uint32_t count,
+                        uint64_t now)
+{
+	const struct srd_tx *tx = &p->tx;
+	enum srd_resend_why why = SRD_RESEND_PROBES_SILENT;
+
+	if (!tx->peer_epoch)
+		why = SRD_RESEND_NEVER_ANSWERED;
+	else if (tx->probe_out && tx->probe_n >= SRD_PROBES)
+		why = SRD_RESEND_PROBES_SILENT;
+	else if (first->tx_count > 1)
+		why = SRD_RESEND_RESENT_BEFORE;
+	else if (tx->acked_sent_ns > first->sent_ns)
+		why = SRD_RESEND_LATER_ACKED;
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
+	                               .count = count,
+	                               .why = why,
+	                               .age_ns = now - first->sent_ns,
+	                               .rto_ns = slot_due(p, first) - first->sent_ns,
+	                               .silent_ns =
+	                                   tx->last_heard_ns ? now - tx->last_heard_ns : UINT64_MAX,
+	                               .host_ns = srd_tx_host_max(tx, now)});
+}
+
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
@@ -1513,8 +1583,10 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 
 		if (slot_due(p, s) > now)
 			break;
-		if (!timed_out)
+		if (!timed_out) {
 			oldest = s->sent_ns;
+			emit_resend(p, s, timeout_count(p, now), now);
+		}
 		timed_out |= 1ull << s->path;
 		if (!s->retry)
 			plain |= 1ull << s->path;

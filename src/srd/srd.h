@@ -175,6 +175,17 @@ enum srd_event_kind {
 	SRD_EV_PEER_RESTART, /* a new incarnation proven: the old one's messages fail (epoch) */
 	SRD_EV_PATH_DOWN,    /* path timed out twice in a row: unused for cooldown_ns */
 	SRD_EV_PATH_UP,      /* a path that was down delivered again */
+	SRD_EV_RESEND,       /* packets sent again: a timeout, or what a probe's answer lacked */
+};
+
+/* Why an SRD_EV_RESEND resent rather than probing first (requester.c's probe_first). */
+enum srd_resend_why {
+	SRD_RESEND_PROBE_ANSWER,   /* the peer's answer to a probe lacked them */
+	SRD_RESEND_RESENT_BEFORE,  /* the oldest had been sent twice already */
+	SRD_RESEND_LATER_ACKED,    /* the peer acknowledged a packet sent after the oldest */
+	SRD_RESEND_PROBES_SILENT,  /* the probes went unanswered */
+	SRD_RESEND_NEVER_ANSWERED, /* the peer's incarnation never answered: no probe */
+	SRD_RESEND_WHY_N
 };
 
 struct srd_event {
@@ -184,6 +195,13 @@ struct srd_event {
 	uint32_t path;        /* PATH_*: its index (source port = local_port + path) */
 	uint64_t cooldown_ns; /* PATH_DOWN */
 	int status;           /* PEER_DOWN: what its messages failed with */
+	/* RESEND: how many packets, why, the oldest's age and timer (after a probe: the
+	 * probe's round trip), since the peer was last heard from (UINT64_MAX: never; 0
+	 * after a probe), and the longest time it spent in the hosts lately. PEER_UP:
+	 * age_ns, how long after our first packet still unanswered the answer came. */
+	uint32_t count;
+	enum srd_resend_why why;
+	uint64_t age_ns, rto_ns, silent_ns, host_ns;
 };
 
 struct srd_callbacks {

@@ -516,7 +516,7 @@ void srd_tx_peer_restarted(struct srd_peer *p, uint64_t now);
 /* The same without counting a restart (the responder counts the one it proved). */
 void srd_tx_peer_gone(struct srd_peer *p);
 /* We now know which incarnation of the peer we talk to (from its ack or its data). */
-void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch);
+void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch, uint64_t now);
 
 /* responder.c: data packets in, messages built in place */
 /* The peer's receive window; false when out of memory. */

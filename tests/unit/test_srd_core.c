@@ -1002,6 +1002,7 @@ static void test_probe(void)
 {
 	struct srd_config c = base_cfg();
 	struct sim *s = pair_plain(17, &c);
+	struct sim_host_stats hs;
 	int drops = 0;
 
 	for (int i = 0; i < 8; i++) {
@@ -1033,6 +1034,40 @@ static void test_probe(void)
 	CHECK_EQ(ep_stats(s, 0)->probe_lost, 1); /* ... and its answer lacked it */
 	CHECK_EQ(ep_stats(s, 0)->data_retx, 1);
 	CHECK_EQ(ep_stats(s, 0)->rto_fired, 0);
+	sim_host_stats(s, 0, &hs);
+	CHECK_EQ(hs.resends[SRD_RESEND_PROBE_ANSWER], 1); /* and said so, naming it */
+	CHECK_EQ(hs.resent_pkts[SRD_RESEND_PROBE_ANSWER], 1);
+	sim_free(s);
+}
+
+/*
+ * A first packet lost: before any answer nothing is known of the peer's host, and it
+ * waits the initial timer (20 ms, endpoint.c) before it is sent again, no probe first
+ * (the peer does not know us). The resend is reported, and why.
+ */
+static void test_first_contact_lost(void)
+{
+	struct srd_config c = base_cfg();
+	struct sim *s;
+	struct sim_host_stats hs;
+	int drops = 1;
+
+	c.peer_timeout_ns = SIM_NS_PER_S; /* timers up to 31 ms: the initial one not cut */
+	s = pair_plain(20, &c);
+
+	sim_set_filter(s, drop_one_data, &drops);
+	post(s, SIM_OP_SEND, 500, SIM_OP_OK);
+	CHECK(run(s));
+	check_delivery(s, 0, 1);
+	CHECK_EQ(drops, 0);
+	CHECK_EQ(c.rto_init_ns, 20 * SIM_NS_PER_MS);
+	CHECK(op_at(s, 0)->done_ns - op_at(s, 0)->post_ns >= c.rto_init_ns);
+	CHECK_EQ(ep_stats(s, 0)->rto_probes, 0);
+	sim_host_stats(s, 0, &hs);
+	CHECK_EQ(hs.resends[SRD_RESEND_NEVER_ANSWERED], 1);
+	CHECK_EQ(hs.resent_pkts[SRD_RESEND_NEVER_ANSWERED], 1);
+	CHECK(hs.last_resend_age_ns >= c.rto_init_ns);
+	CHECK(hs.last_resend_age_ns < c.rto_init_ns + SIM_NS_PER_MS);
 	sim_free(s);
 }
 
@@ -2289,6 +2324,7 @@ int main(void)
 	test_stalled_receiver();
 	test_probe_loss_timer();
 	test_probe();
+	test_first_contact_lost();
 	test_expiry_lax();
 	test_lazy_acks();
 	test_unpolled_acks();
