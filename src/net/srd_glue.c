@@ -138,7 +138,7 @@ static void log_resend(const struct net_engine *e, const char *who, const struct
 	sefa_log_emit(SEFA_LOG_DEBUG,
 	              "efa_%u: SRD peer %s: %u packets resent: %s; the oldest sent %llu us ago, "
 	              "%s %llu us%s, host delay lately %llu us",
-	              e->dev_index, who, ev->count, why[ev->why],
+	              e->dev_index, who, ev->count, ev->why < SRD_RESEND_WHY_N ? why[ev->why] : "?",
 	              (unsigned long long)(ev->age_ns / 1000),
 	              ev->why == SRD_RESEND_PROBE_ANSWER ? "the probe's round trip" : "its timer",
 	              (unsigned long long)(ev->rto_ns / 1000), heard,
@@ -161,8 +161,8 @@ static void cb_event(void *user, const struct srd_event *ev)
 		if (ev->age_ns)
 			sefa_log_emit(
 			    SEFA_LOG_DEBUG,
-			    "efa_%u: SRD peer %s up (epoch %08x): our first packet answered "
-			    "after %llu us",
+			    "efa_%u: SRD peer %s up (epoch %08x): first heard from %llu us after "
+			    "our first packet",
 			    e->dev_index, who, ev->epoch, (unsigned long long)(ev->age_ns / 1000));
 		else
 			sefa_log_emit(SEFA_LOG_DEBUG, "efa_%u: SRD peer %s up (epoch %08x)",

@@ -314,7 +314,7 @@ static void cb_tx_done(void *user, void *cookie, int status)
 	tx_del(h, t);
 }
 
-/* Resends are tallied for the tests (sim_host_stats); other events only traced. */
+/* Resends are tallied for the tests (sim_host_stats) and traced; other events ignored. */
 static void cb_event(void *user, const struct srd_event *ev)
 {
 	struct sim_host *h = user;
@@ -323,7 +323,7 @@ static void cb_event(void *user, const struct srd_event *ev)
 		return;
 	h->resends[ev->why]++;
 	h->resent_pkts[ev->why] += ev->count;
-	h->resend_age_ns = ev->age_ns;
+	h->last_resend_age_ns = ev->age_ns;
 	sim_trace(h->s, "host%d resends %u (why %d, oldest %llu ns)", h->idx, ev->count, ev->why,
 	          (unsigned long long)ev->age_ns);
 }

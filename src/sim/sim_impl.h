@@ -123,7 +123,7 @@ struct sim_host {
 	uint64_t bad_out;  /* packets the core produced against its contract */
 	bool region_gone;  /* writes and reads refused (sim_region_at) */
 	bool unpolled;     /* its application away (sim_set_unpolled) */
-	uint64_t resends[SRD_RESEND_WHY_N], resent_pkts[SRD_RESEND_WHY_N], resend_age_ns;
+	uint64_t resends[SRD_RESEND_WHY_N], resent_pkts[SRD_RESEND_WHY_N], last_resend_age_ns;
 	uint64_t stalled_until;  /* off the CPU until then: its events wait (sim_stall_at) */
 	uint64_t region_gone_ns; /* when it last went: a write or read may fail with 7
 	                          * after it; UINT64_MAX when it never did */

@@ -781,7 +781,7 @@ void sim_host_stats(const struct sim *s, int host, struct sim_host_stats *st)
 	st->bad_out = h->bad_out;
 	memcpy(st->resends, h->resends, sizeof(st->resends));
 	memcpy(st->resent_pkts, h->resent_pkts, sizeof(st->resent_pkts));
-	st->last_resend_age_ns = h->resend_age_ns;
+	st->last_resend_age_ns = h->last_resend_age_ns;
 }
 
 void sim_totals(const struct sim *s, struct sim_totals *t)

@@ -20,9 +20,9 @@ void srd_config_default(struct srd_config *cfg)
 	cfg->rto_min_ns = 1000000ull;   /* 1 ms: above scheduling noise on a busy host */
 	cfg->rto_max_ns = 200000000ull; /* 200 ms */
 	/* 20 ms until a sample: before its first answer nothing is known of the peer's
-	 * host, and a process starting beside others on a shared CPU answers a first
-	 * packet up to 7 ms late (4 MPI ranks on 2 cores, docs/srd.md "Loss"): at 5 ms one
-	 * start in ten or so resent a hello it did not have to. */
+	 * host, and a process starting beside others on a shared CPU answered a first
+	 * packet up to 6.8 ms late (4 MPI ranks on 2 cores, docs/srd.md "Loss"): at 5 ms
+	 * one 4-rank run in ten resent a hello it did not have to. */
 	cfg->rto_init_ns = 20000000ull;
 	cfg->peer_timeout_ns = 3000000000ull; /* 3 s without progress */
 	cfg->rnr_delay_ns = 100000ull;        /* 100 us, doubling per refusal (docs/srd.md) */

@@ -1236,6 +1236,12 @@ static uint64_t probe_late(const struct srd_peer *p, const struct srd_ack_hdr *a
 	return now - first;
 }
 
+/* now - then, or 0 when a caller's clock reading predates then. */
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
 /* For the caller's log: what a probe's answer lacked, resent now (probe_settle). */
 static void emit_lacked(struct srd_peer *p, const struct srd_slot *first, uint64_t now)
 {
@@ -1250,8 +1256,8 @@ static void emit_lacked(struct srd_peer *p, const struct srd_slot *first, uint64
 	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
 	                               .count = n,
 	                               .why = SRD_RESEND_PROBE_ANSWER,
-	                               .age_ns = now - first->sent_ns,
-	                               .rto_ns = now - p->tx.probe_ns,
+	                               .age_ns = since(now, first->sent_ns),
+	                               .rto_ns = since(now, p->tx.probe_ns),
 	                               .silent_ns = 0,
 	                               .host_ns = srd_tx_host_max(&p->tx, now)});
 }
@@ -1484,16 +1490,18 @@ static bool silent_stall(const struct srd_peer *p, uint64_t now)
  * yet believed we restarted, ignores probes: it is sent the data, whose epoch rules it
  * follows.)
  */
-static bool probe_first(struct srd_peer *p, uint64_t now)
+static bool probe_first(struct srd_peer *p, uint64_t now, enum srd_resend_why *why)
 {
 	struct srd_tx *tx = &p->tx;
 	const struct srd_slot *first;
 	uint64_t upto = 0;
 
+	*why = !tx->peer_epoch ? SRD_RESEND_NEVER_ANSWERED : SRD_RESEND_PROBES_SILENT;
 	if ((tx->probe_out && tx->probe_n >= SRD_PROBES && !silent_stall(p, now)) ||
 	    !tx->peer_epoch || list_empty(&tx->inflight_list))
 		return false;
 	first = container_of(tx->inflight_list.next, struct srd_slot, q);
+	*why = first->tx_count > 1 ? SRD_RESEND_RESENT_BEFORE : SRD_RESEND_LATER_ACKED;
 	/* Once per packet: one resent already had its probes, and a peer that answers
 	 * probes but loses data must still get dozens of tries in one peer timeout. And
 	 * not when the peer acknowledged a packet sent after it: it was running after
@@ -1541,29 +1549,20 @@ static void rnr_waits_over(struct srd_peer *p, uint64_t now)
 	}
 }
 
-/* For the caller's log: why this timeout resends rather than probing (probe_first). */
+/* For the caller's log: a timeout resends, and why not a probe (probe_first's say). */
 static void emit_resend(struct srd_peer *p, const struct srd_slot *first, uint32_t count,
-                        uint64_t now)
+                        enum srd_resend_why why, uint64_t now)
 {
 	const struct srd_tx *tx = &p->tx;
-	enum srd_resend_why why = SRD_RESEND_PROBES_SILENT;
 
-	if (!tx->peer_epoch)
-		why = SRD_RESEND_NEVER_ANSWERED;
-	else if (tx->probe_out && tx->probe_n >= SRD_PROBES)
-		why = SRD_RESEND_PROBES_SILENT;
-	else if (first->tx_count > 1)
-		why = SRD_RESEND_RESENT_BEFORE;
-	else if (tx->acked_sent_ns > first->sent_ns)
-		why = SRD_RESEND_LATER_ACKED;
-	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
-	                               .count = count,
-	                               .why = why,
-	                               .age_ns = now - first->sent_ns,
-	                               .rto_ns = slot_due(p, first) - first->sent_ns,
-	                               .silent_ns =
-	                                   tx->last_heard_ns ? now - tx->last_heard_ns : UINT64_MAX,
-	                               .host_ns = srd_tx_host_max(tx, now)});
+	srd_emit(p, (struct srd_event){
+	                .kind = SRD_EV_RESEND,
+	                .count = count,
+	                .why = why,
+	                .age_ns = since(now, first->sent_ns),
+	                .rto_ns = slot_due(p, first) - first->sent_ns,
+	                .silent_ns = tx->last_heard_ns ? since(now, tx->last_heard_ns) : UINT64_MAX,
+	                .host_ns = srd_tx_host_max(tx, now)});
 }
 
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
@@ -1573,9 +1572,10 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	uint64_t timed_out = 0; /* paths with packets this timeout found lost */
 	uint64_t plain = 0;     /* ... of them, those with packets not sent as retries */
 	uint64_t oldest = 0;    /* when the first of them was sent */
+	enum srd_resend_why why;
 
 	srd_undo_tick(p, now);
-	if (probe_first(p, now))
+	if (probe_first(p, now, &why))
 		goto rest;
 	timeout_save(p, now);
 	while (!list_empty(&tx->inflight_list)) {
@@ -1585,7 +1585,7 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 			break;
 		if (!timed_out) {
 			oldest = s->sent_ns;
-			emit_resend(p, s, timeout_count(p, now), now);
+			emit_resend(p, s, timeout_count(p, now), why, now);
 		}
 		timed_out |= 1ull << s->path;
 		if (!s->retry)
