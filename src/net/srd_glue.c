@@ -128,20 +128,24 @@ static void log_resend(const struct net_engine *e, const char *who, const struct
 	    [SRD_RESEND_LATER_ACKED] = "timed out, a packet sent after the oldest acknowledged",
 	    [SRD_RESEND_PROBES_SILENT] = "timed out, its probes unanswered",
 	    [SRD_RESEND_NEVER_ANSWERED] = "timed out, this incarnation never answered",
+	    [SRD_RESEND_ACKS_SHOW] = "acks of packets sent after them show them lost",
 	};
+	char timer[64] = "", heard[48] = "";
 
-	char heard[48] = "";
-
-	if (ev->why != SRD_RESEND_PROBE_ANSWER && ev->silent_ns != UINT64_MAX)
+	if (ev->why == SRD_RESEND_PROBE_ANSWER)
+		snprintf(timer, sizeof(timer), ", the probe's round trip %llu us",
+		         (unsigned long long)(ev->rto_ns / 1000));
+	else if (ev->why != SRD_RESEND_ACKS_SHOW)
+		snprintf(timer, sizeof(timer), ", its timer %llu us",
+		         (unsigned long long)(ev->rto_ns / 1000));
+	if (ev->silent_ns && ev->silent_ns != UINT64_MAX)
 		snprintf(heard, sizeof(heard), ", peer last heard %llu us ago",
 		         (unsigned long long)(ev->silent_ns / 1000));
 	sefa_log_emit(SEFA_LOG_DEBUG,
-	              "efa_%u: SRD peer %s: %u packets resent: %s; the oldest sent %llu us ago, "
-	              "%s %llu us%s, host delay lately %llu us",
+	              "efa_%u: SRD peer %s: %u packets resent: %s; the oldest sent %llu us "
+	              "ago%s%s, host delay lately %llu us",
 	              e->dev_index, who, ev->count, ev->why < SRD_RESEND_WHY_N ? why[ev->why] : "?",
-	              (unsigned long long)(ev->age_ns / 1000),
-	              ev->why == SRD_RESEND_PROBE_ANSWER ? "the probe's round trip" : "its timer",
-	              (unsigned long long)(ev->rto_ns / 1000), heard,
+	              (unsigned long long)(ev->age_ns / 1000), timer, heard,
 	              (unsigned long long)(ev->host_ns / 1000));
 }
 

@@ -877,7 +877,8 @@ static uint32_t ack_top(const struct srd_peer *p, const struct srd_ack_hdr *a, b
 static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
-	bool lost_any = false;
+	uint32_t lost = 0;
+	uint64_t oldest = now;
 
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++) {
 		struct srd_path *path = &tx->paths[i];
@@ -905,13 +906,21 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 				continue;
 			if (!later)
 				path->doubt_ns = now;
+			if (s->sent_ns < oldest)
+				oldest = s->sent_ns;
 			mark_lost(p, s);
 			p->ep->stats.fast_lost++;
-			lost_any = true;
+			lost++;
 		}
 	}
-	if (lost_any)
-		p->tx.cc.ops->on_loss(&p->tx.cc, now);
+	if (!lost)
+		return;
+	p->tx.cc.ops->on_loss(&p->tx.cc, now);
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
+	                               .count = lost,
+	                               .why = SRD_RESEND_ACKS_SHOW,
+	                               .age_ns = now - oldest,
+	                               .host_ns = srd_tx_host_max(tx, now)});
 }
 
 /* True when the slot's packet is acknowledged for the first time. */

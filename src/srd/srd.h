@@ -185,6 +185,7 @@ enum srd_resend_why {
 	SRD_RESEND_LATER_ACKED,    /* the peer acknowledged a packet sent after the oldest */
 	SRD_RESEND_PROBES_SILENT,  /* the probes went unanswered */
 	SRD_RESEND_NEVER_ANSWERED, /* the peer's incarnation never answered: no probe */
+	SRD_RESEND_ACKS_SHOW,      /* no timeout: acks of packets sent after them show them lost */
 	SRD_RESEND_WHY_N
 };
 

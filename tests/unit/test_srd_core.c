@@ -1722,7 +1722,8 @@ static void test_lossy_path(void)
  * it is the last its path carried for a while, and later packets on the other paths
  * show it lost before a timeout would (docs/srd.md, Loss), once the path has an RTT of
  * its own and while its loss estimate is at most 20%: here more than half of the
- * losses (14 of 17). Nothing is taken for lost that was not (no duplicate arrives).
+ * losses (14 of 17), each reported as a resend event. Nothing is taken for lost that
+ * was not (no duplicate arrives).
  * Before, every loss on it waited for the timeout unless three later packets of that
  * path came back first.
  */
@@ -1732,10 +1733,14 @@ static void test_lossy_path_found_by_acks(void)
 	struct srd_peer_info info;
 	struct sim *s = paths_run(13, lossy_filter, &seen, 8000, 20 * SIM_NS_PER_US, &info);
 	const struct srd_stats *st = ep_stats(s, 0);
+	struct sim_host_stats hs;
 
 	CHECK(seen >= 20); /* the loss acted */
 	CHECK(st->fast_lost * 2 > seen / 20);
 	CHECK_EQ(ep_stats(s, 1)->data_dup_rx, 0); /* none found lost that was not */
+	sim_host_stats(s, 0, &hs);
+	CHECK_EQ(hs.resent_pkts[SRD_RESEND_ACKS_SHOW], st->fast_lost); /* each one reported */
+	CHECK(hs.resends[SRD_RESEND_ACKS_SHOW] > 0);
 	fprintf(stderr, "  lossy path, stream: %u lost, %llu found by acks, %llu timeouts\n",
 	        seen / 20, (unsigned long long)st->fast_lost, (unsigned long long)st->rto_fired);
 	sim_free(s);
