@@ -175,13 +175,14 @@ enum srd_event_kind {
 	SRD_EV_PEER_RESTART, /* a new incarnation proven: the old one's messages fail (epoch) */
 	SRD_EV_PATH_DOWN,    /* path timed out twice in a row: unused for cooldown_ns */
 	SRD_EV_PATH_UP,      /* a path that was down delivered again */
-	SRD_EV_RESEND,       /* packets sent again: a timeout, or what a probe's answer lacked */
+	SRD_EV_RESEND,       /* packets sent again as lost (not RNR's): count, why, age_ns ... */
 };
 
-/* Why an SRD_EV_RESEND resent rather than probing first (requester.c's probe_first). */
+/* Why an SRD_EV_RESEND: acks showed the loss, a probe's answer did, or a timeout resent
+ * rather than probing first (requester.c's probe_first). */
 enum srd_resend_why {
 	SRD_RESEND_PROBE_ANSWER,   /* the peer's answer to a probe lacked them */
-	SRD_RESEND_RESENT_BEFORE,  /* the oldest had been sent twice already */
+	SRD_RESEND_RESENT_BEFORE,  /* the oldest was resent before (it had its probes) */
 	SRD_RESEND_LATER_ACKED,    /* the peer acknowledged a packet sent after the oldest */
 	SRD_RESEND_PROBES_SILENT,  /* the probes went unanswered */
 	SRD_RESEND_NEVER_ANSWERED, /* the peer's incarnation never answered: no probe */
