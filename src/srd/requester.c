@@ -512,15 +512,6 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch, uint64_t now)
 	if (tx->peer_epoch)
 		return;
 	tx->peer_epoch = epoch;
-	for (l = tx->inflight_list.next; l != &tx->inflight_list; l = l->next) {
-		const struct srd_slot *s = container_of(l, struct srd_slot, q);
-
-		if (!s->dst_epoch && s->first_sent_ns < first)
-			first = s->first_sent_ns;
-	}
-	/* For the log: how long the first answer took (a busy peer's shows its absence). */
-	srd_emit(p,
-	         (struct srd_event){.kind = SRD_EV_PEER_UP, .epoch = epoch, .age_ns = now - first});
 	/* What we sent before we knew was not taken (docs/srd.md): send it again now,
 	 * addressed. Not a loss: no path or congestion penalty. */
 	l = tx->inflight_list.next;
@@ -530,12 +521,17 @@ void srd_tx_learn_epoch(struct srd_peer *p, uint32_t epoch, uint64_t now)
 		l = l->next;
 		if (s->dst_epoch)
 			continue;
+		if (s->first_sent_ns < first)
+			first = s->first_sent_ns;
 		slot_unlink(p, s);
 		s->state = PKT_LOST;
 		s->tx_count = 0;       /* its first real transmission is still to come ... */
 		s->asked_again = true; /* ... on the proven path (a hello's answer proves one) */
 		retx_insert(tx, s);
 	}
+	/* For the log: how long the first answer took (a busy peer's shows its absence). */
+	srd_emit(p,
+	         (struct srd_event){.kind = SRD_EV_PEER_UP, .epoch = epoch, .age_ns = now - first});
 	if (!list_empty(&tx->retx))
 		srd_peer_mark_ready(p);
 }
@@ -864,6 +860,27 @@ static uint32_t ack_top(const struct srd_peer *p, const struct srd_ack_hdr *a, b
 	return top;
 }
 
+/* now - then, or 0 when a caller's clock reading predates then. */
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
+/* For the caller's log: count packets, the oldest sent at `oldest`, sent again as lost,
+ * and why (a timeout's rto_ns is the oldest's timer, a probe's answer the probe's
+ * round trip; silent_ns: since the peer was last heard, UINT64_MAX never, 0 unsaid). */
+static void emit_resend(struct srd_peer *p, enum srd_resend_why why, uint32_t count,
+                        uint64_t oldest, uint64_t rto_ns, uint64_t silent_ns, uint64_t now)
+{
+	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
+	                               .count = count,
+	                               .why = why,
+	                               .age_ns = since(now, oldest),
+	                               .rto_ns = rto_ns,
+	                               .silent_ns = silent_ns,
+	                               .host_ns = srd_tx_host_max(&p->tx, now)});
+}
+
 /*
  * Loss detection after an ack: see the file comment. Across paths only on a path
  * steady once this ack's deliveries are counted (srd_path_steady): the loss of the
@@ -916,11 +933,7 @@ static void detect_losses(struct srd_peer *p, const struct acked_paths *ap, uint
 	if (!lost)
 		return;
 	p->tx.cc.ops->on_loss(&p->tx.cc, now);
-	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
-	                               .count = lost,
-	                               .why = SRD_RESEND_ACKS_SHOW,
-	                               .age_ns = now - oldest,
-	                               .host_ns = srd_tx_host_max(tx, now)});
+	emit_resend(p, SRD_RESEND_ACKS_SHOW, lost, oldest, 0, 0, now);
 }
 
 /* True when the slot's packet is acknowledged for the first time. */
@@ -1245,32 +1258,6 @@ static uint64_t probe_late(const struct srd_peer *p, const struct srd_ack_hdr *a
 	return now - first;
 }
 
-/* now - then, or 0 when a caller's clock reading predates then. */
-static uint64_t since(uint64_t now, uint64_t then)
-{
-	return now > then ? now - then : 0;
-}
-
-/* For the caller's log: what a probe's answer lacked, resent now (probe_settle). */
-static void emit_lacked(struct srd_peer *p, const struct srd_slot *first, uint64_t now)
-{
-	uint32_t n = 0;
-
-	for (struct list_node *l = p->tx.inflight_list.next; l != &p->tx.inflight_list;
-	     l = l->next) {
-		if (container_of(l, struct srd_slot, q)->sent_ns > p->tx.probe_upto_ns)
-			break;
-		n++;
-	}
-	srd_emit(p, (struct srd_event){.kind = SRD_EV_RESEND,
-	                               .count = n,
-	                               .why = SRD_RESEND_PROBE_ANSWER,
-	                               .age_ns = since(now, first->sent_ns),
-	                               .rto_ns = since(now, p->tx.probe_ns),
-	                               .silent_ns = 0,
-	                               .host_ns = srd_tx_host_max(&p->tx, now)});
-}
-
 /*
  * After an ack, while a probe is out. Its answer was built after the probe came, so
  * what it lacks of what was due when the probe left is lost: resent now, no timeout
@@ -1282,7 +1269,8 @@ static void emit_lacked(struct srd_peer *p, const struct srd_slot *first, uint64
 static void probe_settle(struct srd_peer *p, bool answered, uint64_t now)
 {
 	struct srd_tx *tx = &p->tx;
-	uint64_t paths = 0;
+	uint64_t paths = 0, oldest = 0;
+	uint32_t lost = 0;
 
 	if (!tx->probe_out)
 		return;
@@ -1291,14 +1279,17 @@ static void probe_settle(struct srd_peer *p, bool answered, uint64_t now)
 
 		if (s->sent_ns > tx->probe_upto_ns)
 			break;
-		if (!paths)
-			emit_lacked(p, s, now);
+		if (!lost++)
+			oldest = s->sent_ns;
 		paths |= 1ull << s->path;
 		mark_lost(p, s);
 		p->ep->stats.probe_lost++;
 	}
-	if (paths)
+	if (paths) {
 		tx->cc.ops->on_loss(&tx->cc, now);
+		emit_resend(p, SRD_RESEND_PROBE_ANSWER, lost, oldest, since(now, tx->probe_ns), 0,
+		            now);
+	}
 	for (uint32_t i = 0; i < p->ep->cfg.npaths; i++)
 		if (paths >> i & 1)
 			srd_path_on_rto(p, i, now);
@@ -1428,20 +1419,6 @@ static bool blame_paths(struct srd_peer *p, uint64_t timed_out, uint64_t retried
 	return true;
 }
 
-/* How many packets in flight are due now: what a timeout resends. */
-static uint32_t timeout_count(const struct srd_peer *p, uint64_t now)
-{
-	uint32_t n = 0;
-
-	for (struct list_node *l = p->tx.inflight_list.next; l != &p->tx.inflight_list;
-	     l = l->next) {
-		if (slot_due(p, container_of(l, struct srd_slot, q)) > now)
-			break;
-		n++;
-	}
-	return n;
-}
-
 /* What a timeout due now will declare lost (a prefix of the in-flight list, in send
  * order), saved with the state it changes, for undo.c. */
 static void timeout_save(struct srd_peer *p, uint64_t now)
@@ -1558,22 +1535,6 @@ static void rnr_waits_over(struct srd_peer *p, uint64_t now)
 	}
 }
 
-/* For the caller's log: a timeout resends, and why not a probe (probe_first's say). */
-static void emit_resend(struct srd_peer *p, const struct srd_slot *first, uint32_t count,
-                        enum srd_resend_why why, uint64_t now)
-{
-	const struct srd_tx *tx = &p->tx;
-
-	srd_emit(p, (struct srd_event){
-	                .kind = SRD_EV_RESEND,
-	                .count = count,
-	                .why = why,
-	                .age_ns = since(now, first->sent_ns),
-	                .rto_ns = slot_due(p, first) - first->sent_ns,
-	                .silent_ns = tx->last_heard_ns ? since(now, tx->last_heard_ns) : UINT64_MAX,
-	                .host_ns = srd_tx_host_max(tx, now)});
-}
-
 void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 {
 	struct srd_ep *ep = p->ep;
@@ -1581,6 +1542,8 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	uint64_t timed_out = 0; /* paths with packets this timeout found lost */
 	uint64_t plain = 0;     /* ... of them, those with packets not sent as retries */
 	uint64_t oldest = 0;    /* when the first of them was sent */
+	uint64_t first_rto = 0; /* ... and its timer (for the log) */
+	uint32_t lost = 0;
 	enum srd_resend_why why;
 
 	srd_undo_tick(p, now);
@@ -1594,8 +1557,9 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 			break;
 		if (!timed_out) {
 			oldest = s->sent_ns;
-			emit_resend(p, s, timeout_count(p, now), why, now);
+			first_rto = slot_due(p, s) - s->sent_ns;
 		}
+		lost++;
 		timed_out |= 1ull << s->path;
 		if (!s->retry)
 			plain |= 1ull << s->path;
@@ -1605,6 +1569,8 @@ void srd_tx_expiry(struct srd_peer *p, uint64_t now)
 	if (timed_out) {
 		ep->stats.rto_fired++;
 		tx->n_rto++;
+		emit_resend(p, why, lost, oldest, first_rto,
+		            tx->last_heard_ns ? since(now, tx->last_heard_ns) : UINT64_MAX, now);
 		/* Only packets sent on paths being retried after a cooldown, the peer
 		 * answering on others: dead paths failing again say nothing of congestion or
 		 * of the peer's pace (each retry halved the window: test_srd_core's dead-path
